@@ -1,0 +1,15 @@
+"""Code checks over one session at a time. Importing this package registers every detector."""
+
+from detectors import unknown_tool  # noqa: F401  (imported to register the detector)
+from detectors.models import Severity, Signal
+from detectors.registry import Detector, DetectorParams, detector, get_detector, registered
+
+__all__ = [
+    "Detector",
+    "DetectorParams",
+    "Severity",
+    "Signal",
+    "detector",
+    "get_detector",
+    "registered",
+]

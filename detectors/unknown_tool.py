@@ -1,0 +1,98 @@
+"""``unknown_tool``: the agent called a tool that is not registered.
+
+The usual cause is not wild invention but a renamed tool that a prompt or a tool description still
+names (`search_docs` after it became `docs_search`), so the explanation names the closest
+registered tool. Two kinds of evidence count: the name is absent from the registry the session
+resolved to, or the harness itself answered that no such tool exists (which holds even when the
+registry is unknown).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+
+from pydantic import Field
+
+from detectors.models import Severity, Signal
+from detectors.registry import DetectorParams, detector
+from sessions.models import EventKind, Session
+
+# What harnesses answer when the model calls a tool they do not have (Claude Code, the Agents SDK,
+# LangChain, generic dispatchers). Anchored on "tool" so a missing *file* never matches.
+_REJECTION = re.compile(
+    r"no such tool(?: available)?|unknown tool\b|tool \S+ (?:is )?not found|"
+    r"tool \S+ does not exist|is not a valid tool|tool not found|no tool named",
+    re.IGNORECASE,
+)
+_SPLIT = re.compile(r"[^a-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+
+
+class UnknownToolParams(DetectorParams):
+    ignore: list[str] = Field(
+        default_factory=list,
+        description="Tool names never flagged (e.g. a tool the harness injects but never lists).",
+    )
+    closest_cutoff: float = Field(
+        0.6, ge=0, le=1, description="Similarity from which a registered tool is named as closest."
+    )
+
+
+def _tokens(name: str) -> frozenset[str]:
+    return frozenset(t.lower() for t in _SPLIT.split(name) if t)
+
+
+def _similarity(a: str, b: str) -> float:
+    ratio = difflib.SequenceMatcher(None, a.lower(), b.lower()).ratio()
+    ta, tb = _tokens(a), _tokens(b)
+    overlap = len(ta & tb) / len(ta | tb) if ta | tb else 0.0
+    return max(ratio, overlap)
+
+
+def closest_tool(name: str, registered: frozenset[str], cutoff: float) -> str | None:
+    """The registered tool most like ``name``, when one is similar enough to be a rename."""
+    best, score = None, cutoff
+    for candidate in sorted(registered):
+        similarity = _similarity(name, candidate)
+        if similarity >= score and candidate != name:
+            best, score = candidate, similarity
+    return best
+
+
+@detector("unknown_tool", version=1, params=UnknownToolParams)
+def unknown_tool(session: Session, params: UnknownToolParams) -> list[Signal]:
+    registry = session.registered_tools
+    ignored = set(params.ignore)
+    signals: list[Signal] = []
+    results = session.results_by_call()
+    for call in session.events:
+        if call.kind is not EventKind.TOOL_CALL or not call.name or call.name in ignored:
+            continue
+        result = results.get(call.call_id) if call.call_id else None
+        rejected = result is not None and result.is_error and bool(_REJECTION.search(result.output))
+        unregistered = registry is not None and call.name not in registry
+        if not (rejected or unregistered):
+            continue
+        events = [call.index] + ([result.index] if result is not None else [])
+        closest = (
+            closest_tool(call.name, registry.names, params.closest_cutoff) if registry else None
+        )
+        why = (
+            "the harness answered that it has no such tool"
+            if rejected
+            else (
+                f"it is not among the {len(registry.names) if registry else 0} tools registered "
+                f"for this agent ({registry.source if registry else 'unknown'} list)"
+            )
+        )
+        hint = f"; closest registered tool: `{closest}` (renamed?)" if closest else ""
+        signals.append(
+            Signal(
+                kind="unknown_tool",
+                value=call.name,
+                events=events,
+                severity=Severity.HIGH if rejected else Severity.MEDIUM,
+                explanation=f"Called tool `{call.name}`, but {why}{hint}.",
+            )
+        )
+    return signals

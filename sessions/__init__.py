@@ -1,0 +1,1 @@
+"""Reading agent sessions: storage, formats, the one session model."""

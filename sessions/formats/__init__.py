@@ -1,0 +1,16 @@
+"""Session format adapters. Importing this package registers every adapter."""
+
+from sessions.formats import (  # noqa: F401  (imported to register the adapters)
+    anthropic_messages,
+    claude_code,
+    langfuse,
+    langsmith,
+    openai_agents,
+    openai_chat,
+    openai_responses,
+    openinference,
+    otel_genai,
+)
+from sessions.formats.registry import Adapter, adapters, detect, format_names, get_adapter
+
+__all__ = ["Adapter", "adapters", "detect", "format_names", "get_adapter"]

@@ -1,0 +1,441 @@
+"""Claude Code transcripts: project JSONL (``~/.claude/projects``) and headless stream-json.
+
+Spec: ``shared/formats/FORMATS.md`` section 1. What shapes the code:
+
+- One streamed API response is written as several ``assistant`` lines sharing ``message.id``,
+  and the results of parallel tool calls are written *between* those lines. We rebuild each
+  response at the position of its first line, so every call of a response precedes its results,
+  as it did on the wire.
+- Events are one per text block, not one per response: a response can say something, call a
+  tool, then say more, and a claim made before a call must stay distinguishable from one made
+  after its result. ``meta["response"]`` (the ``message.id``) lets a detector regroup them.
+- ``progress`` lines mirror sub-agent messages that the sub-agent file also holds, so they never
+  become events; they only tell us which call spawned which sub-agent.
+- Sub-agent and compaction files (``isSidechain`` lines with ``agentId``) parse as their own
+  session; ``link_subagents`` folds them into the parent session read in the same group.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Iterable, Iterator
+from datetime import UTC, datetime
+from pathlib import PurePath
+from typing import Any
+
+from sessions.documents import Document
+from sessions.formats.common import json_text, parse_arguments, parse_time, text_of
+from sessions.formats.registry import adapter
+from sessions.models import Event, EventKind, Session, ToolRegistry
+
+FORMAT = "claude_code"
+AGENT = "claude-code"
+
+_LINE_TYPES = frozenset({
+    "user", "assistant", "system", "summary", "progress", "file-history-snapshot",
+    "queue-operation", "attachment", "pr-link", "agent-name", "custom-title", "last-prompt",
+    "permission-mode", "ai-title", "agent-setting", "bridge-session", "worktree-state",
+})
+_STREAM_TYPES = frozenset({"system", "assistant", "user", "result"})
+_SNIFF_LINES = 50
+_SPAWN_TOOLS = frozenset({"Task", "Agent"})  # Task was renamed Agent in CLI 2.1.63
+_SYNTHETIC_MODEL = "<synthetic>"
+
+# Text the harness writes into the user turn: slash commands and their output, shell-escape
+# echoes, interruption markers, background-task reports. None of it is a request to the agent.
+_SYNTHETIC_START = re.compile(
+    r"^\s*(?:<command-(?:name|message|args)>|<local-command-|<bash-(?:input|stdout|stderr)>|"
+    r"Caveat: The messages below|\[Request interrupted by user|<task-notification>)"
+)
+_REMINDER = re.compile(r"<system-reminder>.*?</system-reminder>", re.DOTALL)
+_AGENT_ID_TEXT = re.compile(r"\bagentId: ([A-Za-z0-9_-]+)")
+
+
+def sniff(doc: Document) -> bool:
+    if not doc.jsonl or not isinstance(doc.data, list):
+        return False
+    for line in doc.data[:_SNIFF_LINES]:
+        if not isinstance(line, dict):
+            continue
+        if "messages" in line:  # OpenAI-chat JSONL: one conversation per line
+            return False
+        kind = line.get("type")
+        envelope = "sessionId" in line or "leafUuid" in line or "parentUuid" in line
+        if (kind in _LINE_TYPES and envelope) or (kind in _STREAM_TYPES and "session_id" in line):
+            return True
+    return False
+
+
+def _blocks(content: Any) -> list[Any]:
+    if isinstance(content, list):
+        return content
+    return [] if content is None else [content]
+
+
+def _is_synthetic_text(text: str) -> bool:
+    if _SYNTHETIC_START.match(text):
+        return True
+    return "<system-reminder>" in text and not _REMINDER.sub("", text).strip()
+
+
+class _Reader:
+    """State for one file: lines arrive in order, responses are regrouped by ``message.id``."""
+
+    def __init__(self, doc: Document) -> None:
+        self.doc = doc
+        self.items: list[list[Event]] = []  # each item: one line's or one response's events
+        self.responses: dict[tuple[str, Any], list[Event]] = {}
+        self.session_id: str | None = None
+        self.version: str | None = None
+        self.model: str | None = None
+        self.init_model: str | None = None
+        self.started_at: datetime | None = None
+        self.tools: set[str] | None = None
+        self.deferred: set[str] = set()
+        self.spawn_calls: dict[str, str] = {}  # agentId -> spawning call_id
+        self.spawn_types: dict[str, str | None] = {}  # spawning call_id -> subagent_type
+        self.agent_types: dict[str, str] = {}  # agentId -> agentType from the tool result
+        self.seen_uuids: set[str] = set()
+        self.session_ids: set[str] = set()
+        self.main_lines = self.side_lines = self.odd_lines = 0
+        self.agent_id: str | None = None
+        self.result: dict[str, Any] | None = None
+
+    def read(self) -> Session:
+        handlers = {
+            "user": self._user, "assistant": self._assistant, "system": self._system,
+            "attachment": self._attachment, "progress": self._progress,
+        }
+        for line in self.doc.data:
+            if not isinstance(line, dict):
+                self.odd_lines += 1
+                continue
+            uuid = line.get("uuid")
+            if isinstance(uuid, str):
+                if uuid in self.seen_uuids:  # a line written twice (resume, retry) counts once
+                    continue
+                self.seen_uuids.add(uuid)
+            self._identity(line)
+            kind = line.get("type")
+            handler = handlers.get(kind) if isinstance(kind, str) else None
+            if handler is not None:
+                handler(line)
+            elif kind == "result":  # stream-json: the run's outcome, read once all lines are in
+                self.result = line
+        return self._session()
+
+    def _identity(self, line: dict[str, Any]) -> None:
+        sid = line.get("sessionId") or line.get("session_id")
+        if isinstance(sid, str) and sid:
+            self.session_id = self.session_id or sid
+            self.session_ids.add(sid)
+        version = line.get("version") or line.get("claude_code_version")
+        if self.version is None and isinstance(version, str):
+            self.version = version
+        if self.started_at is None:
+            self.started_at = parse_time(line.get("timestamp"))
+
+    def _context(self, line: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
+        """The sub-agent a line belongs to, and the meta every event of the line carries."""
+        agent = line.get("agentId")
+        if line.get("isSidechain") and isinstance(agent, str):
+            self.side_lines += 1
+            self.agent_id = self.agent_id or agent
+            # A compaction fork re-reads the conversation to summarise it: nothing in it is new.
+            return agent, ({"compaction": True} if agent.startswith("acompact") else {})
+        self.main_lines += 1
+        parent = line.get("parent_tool_use_id")  # stream-json marks sub-agent messages this way
+        return (parent if isinstance(parent, str) else None), {}
+
+    def _event(self, kind: EventKind, line: dict[str, Any], subagent: str | None,
+               meta: dict[str, Any], **fields: Any) -> Event:
+        return Event(kind, subagent=subagent, timestamp=parse_time(line.get("timestamp")),
+                     meta=meta, **fields)
+
+    def _user(self, line: dict[str, Any]) -> None:
+        subagent, base = self._context(line)
+        message = line.get("message")
+        content = message.get("content") if isinstance(message, dict) else message
+        results: list[Any] = []
+        rest: list[Any] = []
+        for block in _blocks(content):
+            is_result = isinstance(block, dict) and block.get("type") == "tool_result"
+            (results if is_result else rest).append(block)
+        text = text_of(rest)
+        # The line-level toolUseResult describes the line's only result; with several it would
+        # be a guess which one it belongs to.
+        extra = line.get("toolUseResult", line.get("tool_use_result"))
+        extra = extra if len(results) == 1 else None
+        events = [self._tool_result(block, extra, line, subagent, base) for block in results]
+        if text.strip():
+            meta = dict(base)
+            origin = line.get("origin")
+            if line.get("isCompactSummary"):
+                meta.update(synthetic=True, compaction=True)
+            elif (base or line.get("isMeta") or _is_synthetic_text(text)
+                  or (isinstance(origin, dict) and origin.get("kind") == "task-notification")):
+                meta["synthetic"] = True
+            events.append(self._event(EventKind.USER, line, subagent, meta, text=text))
+        if events:
+            self.items.append(events)
+
+    def _tool_result(self, block: dict[str, Any], extra: Any, line: dict[str, Any],
+                     subagent: str | None, base: dict[str, Any]) -> Event:
+        call_id = block.get("tool_use_id")
+        call_id = call_id if isinstance(call_id, str) else None
+        content = block.get("content")
+        output = text_of(content) or ("" if content in (None, "", []) else json_text(content))
+        is_error = (
+            block.get("is_error") is True
+            or output.lstrip().startswith("<tool_use_error>")
+            or (isinstance(extra, str) and extra.startswith("Error:"))
+        )
+        if call_id is not None and call_id in self.spawn_types:
+            self._note_spawn(call_id, extra, output)
+        return self._event(EventKind.TOOL_RESULT, line, subagent, dict(base),
+                           call_id=call_id, output=output, is_error=is_error)
+
+    def _note_spawn(self, call_id: str, extra: Any, output: str) -> None:
+        agent = extra.get("agentId") if isinstance(extra, dict) else None
+        if not isinstance(agent, str):
+            found = _AGENT_ID_TEXT.search(output)  # "agentId: <id> (use SendMessage ...)"
+            agent = found.group(1) if found else None
+        if agent:
+            self.spawn_calls.setdefault(agent, call_id)
+            kind = extra.get("agentType") if isinstance(extra, dict) else None
+            if isinstance(kind, str):
+                self.agent_types[agent] = kind
+
+    def _assistant(self, line: dict[str, Any]) -> None:
+        subagent, base = self._context(line)
+        message = line.get("message")
+        message = message if isinstance(message, dict) else {"content": message}
+        model = message.get("model")
+        failed = bool(line.get("isApiErrorMessage") or line.get("error"))  # error: stream-json
+        if failed or model == _SYNTHETIC_MODEL:
+            # Written by the CLI, not the model (API failures, "No response requested."):
+            # not a reply the agent can be held to.
+            meta = {**base, "synthetic": True}
+            if failed:
+                meta["api_error"] = True
+            text = text_of(message.get("content")) or json_text(line.get("error"))
+            self.items.append([self._event(EventKind.SYSTEM, line, subagent, meta, text=text)])
+            return
+        if self.model is None and isinstance(model, str) and model:
+            self.model = model
+        msg_id = message.get("id")
+        key = (msg_id, line.get("requestId")) if isinstance(msg_id, str) else None
+        group = self.responses.get(key) if key else None
+        if group is None:
+            group = []
+            self.items.append(group)
+            if key:
+                self.responses[key] = group
+        response = {"response": msg_id} if isinstance(msg_id, str) else {}
+        for block in _blocks(message.get("content")):
+            event = self._assistant_block(block, line, subagent, {**base, **response})
+            if event is not None:
+                group.append(event)
+
+    def _assistant_block(self, block: Any, line: dict[str, Any], subagent: str | None,
+                         meta: dict[str, Any]) -> Event | None:
+        if isinstance(block, str):
+            block = {"type": "text", "text": block}
+        if not isinstance(block, dict):
+            return None
+        kind = block.get("type")
+        if kind == "text":
+            text = text_of(block)
+            if not text.strip():
+                return None
+            return self._event(EventKind.ASSISTANT, line, subagent, meta, text=text)
+        if kind in ("tool_use", "server_tool_use"):
+            call_id = block.get("id")
+            call_id = call_id if isinstance(call_id, str) else None
+            name = block.get("name")
+            tool_input = parse_arguments(block.get("input"))
+            if name in _SPAWN_TOOLS and call_id:
+                stype = tool_input.get("subagent_type") if isinstance(tool_input, dict) else None
+                self.spawn_types[call_id] = stype if isinstance(stype, str) else None
+            if kind == "server_tool_use":
+                meta = {**meta, "server_tool": True}
+            return self._event(EventKind.TOOL_CALL, line, subagent, meta, call_id=call_id,
+                               name=name if isinstance(name, str) else None, input=tool_input)
+        if isinstance(kind, str) and kind.endswith("_tool_result") and "tool_use_id" in block:
+            # Server tools (web search) return their result inside the assistant message.
+            return self._tool_result(block, None, line, subagent, dict(meta))
+        return None  # thinking, redacted_thinking, images: not replies
+
+    def _system(self, line: dict[str, Any]) -> None:
+        subtype = line.get("subtype")
+        if subtype == "init":
+            tools = line.get("tools")
+            if isinstance(tools, list):
+                self.tools = {t for t in tools if isinstance(t, str)}
+            model = line.get("model")
+            self.init_model = model if isinstance(model, str) else None
+        elif subtype in ("api_error", "compact_boundary"):
+            subagent, base = self._context(line)
+            if subtype == "api_error":
+                meta = {**base, "synthetic": True, "api_error": True}
+                text = text_of(line.get("content")) or json_text(line.get("error"))
+            else:  # marks where the context was replaced by a summary
+                meta = {**base, "compaction": True, "boundary": True}
+                text = text_of(line.get("content")) or "Conversation compacted"
+            self.items.append([self._event(EventKind.SYSTEM, line, subagent, meta, text=text)])
+
+    def _attachment(self, line: dict[str, Any]) -> None:
+        attachment = line.get("attachment")
+        if isinstance(attachment, dict) and attachment.get("type") == "deferred_tools_delta":
+            # Removed tools were still registered when earlier calls used them: keep the union.
+            for key in ("addedNames", "readdedNames"):
+                names = attachment.get(key)
+                if isinstance(names, list):
+                    self.deferred.update(n for n in names if isinstance(n, str))
+
+    def _progress(self, line: dict[str, Any]) -> None:
+        data = line.get("data")
+        if isinstance(data, dict) and data.get("type") == "agent_progress":
+            agent, call_id = data.get("agentId"), line.get("parentToolUseID")
+            if isinstance(agent, str) and isinstance(call_id, str):
+                self.spawn_calls.setdefault(agent, call_id)
+
+    def _final_result(self, events: list[Event]) -> None:
+        line = self.result or {}
+        subtype, reply = str(line.get("subtype") or ""), line.get("result")
+        if subtype.startswith("error"):
+            errors = line.get("errors")
+            text = text_of(errors) if isinstance(errors, list) else json_text(reply)
+            meta = {"synthetic": True, "result_subtype": subtype}
+            events.append(Event(EventKind.SYSTEM, text=text or subtype, meta=meta))
+            return
+        if not isinstance(reply, str) or not reply.strip():
+            return
+        main = [e for e in events if e.kind is EventKind.ASSISTANT and e.subagent is None]
+        if main:  # the result repeats the last response's text, whole or its last block
+            last = main[-1]
+            response = last.meta.get("response")
+            tail = [e.text for e in main if response and e.meta.get("response") == response]
+            if reply.strip() in (last.text.strip(), "\n".join(tail).strip(), "".join(tail).strip()):
+                return
+        events.append(Event(EventKind.ASSISTANT, text=reply, meta={"final_result": True}))
+
+    def _session(self) -> Session:
+        events = list(_unique_calls([event for item in self.items for event in item]))
+        self._final_result(events)
+        source = self.doc.source
+        sid = self.session_id or PurePath(source).name.split(".")[0]
+        session = Session(id=sid, source=source, format=FORMAT, events=events, agent=AGENT,
+                          agent_version=self.version, model=self.model or self.init_model,
+                          started_at=self.started_at, sources=[source])
+        if self.tools is not None:
+            names = frozenset(self.tools | self.deferred)
+            session.registered_tools = ToolRegistry(names, "session", allow_mcp=False)
+        elif self.deferred:
+            session.meta["deferred_tools"] = sorted(self.deferred)
+        if self.side_lines and not self.main_lines and self.agent_id:
+            session.id = f"{sid}:{self.agent_id}"  # never collides with the parent session
+            session.meta.update(sidechain=True, agent_id=self.agent_id, parent_session_id=sid,
+                                compaction=self.agent_id.startswith("acompact"))
+        if self.spawn_calls:
+            session.meta["subagent_calls"] = dict(self.spawn_calls)
+            types = {a: self.agent_types.get(a) or self.spawn_types.get(c)
+                     for a, c in self.spawn_calls.items()}
+            session.meta["subagent_types"] = {a: t for a, t in types.items() if t}
+        if self.odd_lines:
+            session.warnings.append(f"skipped {self.odd_lines} line(s) that are not JSON objects")
+        if len(self.session_ids) > 1:
+            session.warnings.append(f"lines name {len(self.session_ids)} session ids; kept {sid}")
+        session.reindex()
+        return session
+
+
+def link_subagents(sessions: list[Session]) -> list[Session]:
+    """Fold each sub-agent / compaction session into the main session with the same id."""
+    mains: dict[str, Session] = {}
+    for session in sessions:
+        if session.format == FORMAT and not session.meta.get("sidechain"):
+            mains.setdefault(session.id, session)
+    out: list[Session] = []
+    children: dict[str, list[Session]] = {}
+    for session in sessions:
+        parent = None
+        if session.format == FORMAT and session.meta.get("sidechain"):
+            parent = mains.get(session.meta.get("parent_session_id", ""))
+        if parent is None:
+            out.append(session)
+        else:
+            children.setdefault(parent.id, []).append(session)
+    for parent_id, kids in children.items():
+        _merge(mains[parent_id], kids)
+    return out
+
+
+_EPOCH = datetime.min.replace(tzinfo=UTC)
+
+
+def _anchor(kid: Session) -> datetime | None:
+    stamps = [e.timestamp for e in kid.events if e.timestamp is not None]
+    if not stamps:
+        return None
+    # A compaction fork starts with re-injected old reminders; it ends right before the
+    # parent's compact_boundary, so its last line is the one that places it.
+    return stamps[-1] if kid.meta.get("compaction") else stamps[0]
+
+
+def _merge(parent: Session, kids: list[Session]) -> None:
+    calls = {e.call_id: i for i, e in enumerate(parent.events)
+             if e.kind is EventKind.TOOL_CALL and e.call_id}
+    spawns: dict[str, str] = parent.meta.get("subagent_calls", {})
+    types: dict[str, str] = parent.meta.get("subagent_types", {})
+    keys, latest = [], _EPOCH  # running maximum, so bisect works on slightly unordered stamps
+    for event in parent.events:
+        if event.timestamp is not None and event.timestamp > latest:
+            latest = event.timestamp
+        keys.append(latest)
+    slots: dict[int, list[tuple[datetime, Session]]] = {}
+    for kid in kids:
+        agent = kid.meta.get("agent_id", "")
+        anchor = _anchor(kid)
+        call_id = spawns.get(agent)
+        if call_id in calls:
+            position = calls[call_id] + 1  # right after the call that spawned it
+        else:
+            position = len(parent.events) if anchor is None else bisect_right(keys, anchor)
+        slots.setdefault(position, []).append((anchor or _EPOCH, kid))
+        if types.get(agent):
+            for event in kid.events:
+                event.meta["subagent_type"] = types[agent]
+    merged: list[Event] = []
+    for i in range(len(parent.events) + 1):
+        for _, kid in sorted(slots.get(i, ()), key=lambda pair: pair[0]):
+            merged.extend(kid.events)
+        if i < len(parent.events):
+            merged.append(parent.events[i])
+    parent.events = list(_unique_calls(merged))
+    parent.reindex()
+    for kid in kids:
+        parent.sources.extend(s for s in kid.sources if s not in parent.sources)
+        parent.warnings.extend(f"{kid.meta.get('agent_id')}: {w}" for w in kid.warnings)
+    linked = parent.meta.setdefault("linked_subagents", [])
+    linked.extend(kid.meta.get("agent_id") for kid in kids)
+
+
+def _unique_calls(events: list[Event]) -> Iterator[Event]:
+    """Each tool call and each tool result once, even if two files both hold it."""
+    seen: set[tuple[EventKind, str]] = set()
+    for event in events:
+        if event.call_id and event.kind in (EventKind.TOOL_CALL, EventKind.TOOL_RESULT):
+            key = (event.kind, event.call_id)
+            if key in seen:
+                continue
+            seen.add(key)
+        yield event
+
+
+@adapter(FORMAT, sniff=sniff, priority=10, link=link_subagents)
+def parse(doc: Document) -> Iterable[Session]:
+    if not isinstance(doc.data, list):
+        return []
+    return [_Reader(doc).read()]

@@ -1,0 +1,118 @@
+"""Small decoding helpers every adapter needs: arguments, text, timestamps, inferred errors."""
+
+from __future__ import annotations
+
+import re
+from datetime import UTC, datetime
+from typing import Any
+
+import orjson
+
+
+def parse_arguments(value: Any) -> Any:
+    """Best-effort JSON decoding of tool arguments: invalid JSON is kept as the raw string."""
+    if not isinstance(value, str | bytes):
+        return value
+    text = value.strip() if isinstance(value, str) else value.decode("utf-8", "replace").strip()
+    if not text:
+        return {}
+    if text[0] not in "{[":
+        return value
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return value
+
+
+def text_of(content: Any) -> str:
+    """The text of a message content: a string, a list of text parts/blocks, or anything else."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = [text_of_part(part) for part in content]
+        return "\n".join(p for p in parts if p)
+    if isinstance(content, dict):
+        return text_of_part(content)
+    return orjson.dumps(content).decode()
+
+
+def text_of_part(part: Any) -> str:
+    if isinstance(part, str):
+        return part
+    if not isinstance(part, dict):
+        return "" if part is None else str(part)
+    for key in ("text", "content", "output_text", "value"):
+        value = part.get(key)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list):
+            return text_of(value)
+    kind = part.get("type")
+    if kind in ("image", "input_image", "image_url", "blob", "document", "input_file"):
+        return f"[{kind}]"
+    return ""
+
+
+def json_text(value: Any) -> str:
+    """A tool output as text: strings as they are, anything else as compact JSON."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    try:
+        return orjson.dumps(value).decode()
+    except TypeError:
+        return str(value)
+
+
+def parse_time(value: Any) -> datetime | None:
+    """ISO-8601 strings, epoch seconds/milliseconds/nanoseconds (numbers or digit strings)."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, str) and not value.strip().lstrip("-").isdigit():
+        text = value.strip().replace("Z", "+00:00")
+        try:
+            parsed = datetime.fromisoformat(text)
+        except ValueError:
+            return None
+        return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    if number <= 0:
+        return None
+    for scale in (1, 1e3, 1e6, 1e9):
+        seconds = number / scale
+        if seconds < 1e11:
+            try:
+                return datetime.fromtimestamp(seconds, tz=UTC)
+            except (OverflowError, OSError, ValueError):
+                return None
+    return None
+
+
+# Conservative: only text that starts like an error report, or a JSON object with an error key.
+_ERROR_START = re.compile(
+    r"^\s*(?:<tool_use_error>|error\b|exception\b|traceback \(most recent call last\)|"
+    r"[A-Za-z_.]*(?:Error|Exception)\s*:|an error occurred while (?:running|parsing) the tool)",
+    re.IGNORECASE,
+)
+
+
+def infer_error(output: str) -> bool:
+    """Whether a tool output from a format without an error flag reads as an error report."""
+    if not output:
+        return False
+    if _ERROR_START.match(output):
+        return True
+    head = output.lstrip()[:1]
+    if head == "{":
+        try:
+            value = orjson.loads(output)
+        except orjson.JSONDecodeError:
+            return False
+        return isinstance(value, dict) and value.get("error") not in (None, "", False)
+    return False

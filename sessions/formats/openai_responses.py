@@ -1,0 +1,282 @@
+"""OpenAI Responses API item lists (FORMATS.md section 3.1), as the Agents SDK stores them too.
+
+Accepted shapes: ``{request, items, final_response}`` (the item list of a run plus its config),
+``{request, response}``, a Response object with ``output``, a bare array of items, and JSON
+Lines of items (one session) or of the object shapes (one session a line). Tool calls correlate
+by ``call_id``, never by the ``fc_`` item ``id``. Only ``mcp_call`` has an explicit error; other
+tool outputs get the conservative text inference.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sessions.documents import Document
+from sessions.errors import MalformedSessionError
+from sessions.formats._messages import (
+    AGENT_KEYS,
+    SESSION_KEYS,
+    VERSION_KEYS,
+    EventLog,
+    dicts,
+    file_stem,
+    first_str,
+    name_of,
+    obj,
+    pick,
+    records,
+    registry,
+    seq,
+    unique_id,
+)
+from sessions.formats.common import infer_error, json_text, parse_arguments, parse_time, text_of
+from sessions.formats.registry import adapter
+from sessions.models import EventKind, Session
+
+FORMAT = "openai_responses"
+# Item types only the Responses API writes; "message" alone is shared with Anthropic's response.
+ITEM_TYPES = frozenset(
+    {
+        "function_call",
+        "function_call_output",
+        "custom_tool_call",
+        "custom_tool_call_output",
+        "reasoning",
+        "mcp_call",
+        "mcp_list_tools",
+        "mcp_approval_request",
+        "mcp_approval_response",
+        "web_search_call",
+        "file_search_call",
+        "code_interpreter_call",
+        "computer_call",
+        "computer_call_output",
+        "local_shell_call",
+        "local_shell_call_output",
+        "shell_call",
+        "apply_patch_call",
+        "image_generation_call",
+        "item_reference",
+        "compaction",
+    }
+)
+_PART_TYPES = frozenset({"input_text", "output_text", "input_image", "input_file", "refusal"})
+_ROLES = {
+    "user": EventKind.USER,
+    "system": EventKind.SYSTEM,
+    "developer": EventKind.SYSTEM,
+    "assistant": EventKind.ASSISTANT,
+}
+
+
+def _typed_message(item: dict[str, Any]) -> bool:
+    content = item.get("content")
+    return (
+        item.get("type") == "message"
+        and isinstance(content, list)
+        and any(isinstance(p, dict) and name_of(p.get("type")) in _PART_TYPES for p in content)
+    )
+
+
+def looks_like_items(items: Any) -> bool:
+    """A list of Responses items: typed (or role-only input messages), one of them unmistakable."""
+    if not isinstance(items, list) or not items:
+        return False
+    for item in items:
+        if not isinstance(item, dict) or "stop_reason" in item:
+            return False
+        if not isinstance(item.get("type"), str) and not isinstance(item.get("role"), str):
+            return False
+    return any(name_of(i.get("type")) in ITEM_TYPES or _typed_message(i) for i in items)
+
+
+def _response_of(record: dict[str, Any]) -> dict[str, Any] | None:
+    for key in ("final_response", "response"):
+        value = record.get(key)
+        if isinstance(value, dict) and (value.get("object") == "response" or "output" in value):
+            return value
+    if record.get("object") == "response" or looks_like_items(record.get("output")):
+        return record
+    return None
+
+
+def _is_record(record: Any) -> bool:
+    if not isinstance(record, dict):
+        return False
+    if looks_like_items(record.get("items")):
+        return True
+    response = _response_of(record)
+    return response is not None and isinstance(response.get("output"), list)
+
+
+def sniff(doc: Document) -> bool:
+    data = doc.data
+    if isinstance(data, dict):
+        return _is_record(data)
+    if not isinstance(data, list):
+        return False
+    return looks_like_items(data) or (bool(data) and all(_is_record(r) for r in data[:5]))
+
+
+@adapter(FORMAT, sniff=sniff, priority=50)
+def parse(doc: Document) -> list[Session]:
+    stem = file_stem(doc.source)
+    if isinstance(doc.data, list) and looks_like_items(doc.data):
+        return [_session({"items": doc.data}, doc.source, stem)]
+    items = records(doc)
+    if not items or not any(_is_record(r) for r in items):
+        raise MalformedSessionError(
+            f"{doc.source}: no Responses 'items', 'output' or item list found for {FORMAT}"
+        )
+    single = isinstance(doc.data, dict)
+    used: set[str] = set()
+    sessions = []
+    for index, record in enumerate(items):
+        if _is_record(record):
+            session = _session(record, doc.source, stem if single else f"{stem}#{index}")
+            session.id = unique_id(session.id, used, None if single else index)
+            sessions.append(session)
+    return sessions
+
+
+def _session(record: dict[str, Any], source: str, fallback_id: str) -> Session:
+    request = obj(record.get("request")) or {}
+    response = _response_of(record)
+    configs = dicts(response, request, record)
+    history = _history(record, request, response)
+    log = EventLog()
+    instructions = pick(configs, ("instructions",))
+    if instructions:
+        log.message(EventKind.SYSTEM, instructions, meta={"instructions": True})
+    tool_names = _tool_names(configs, history)
+    for item in history:
+        _add_item(log, item)
+
+    metadata = dicts(*(c.get("metadata") for c in configs))
+    prompt = next((c["prompt"] for c in configs if isinstance(c.get("prompt"), dict)), None)
+    prompt_version = None
+    if prompt is not None and first_str(prompt.get("id")):
+        version = first_str(prompt.get("version"))
+        prompt_version = f"{prompt['id']}@{version}" if version else prompt["id"]
+    session = Session(
+        id=_session_id(configs, metadata) or fallback_id,
+        source=source,
+        format=FORMAT,
+        events=log.events,
+        agent=pick(metadata, AGENT_KEYS),
+        # The app version a deploy changes; a stored prompt's id@version when the app sent none.
+        agent_version=pick(metadata, VERSION_KEYS) or prompt_version,
+        model=pick(configs, ("model",)),
+        started_at=next(filter(None, (parse_time(c.get("created_at")) for c in configs)), None),
+        registered_tools=registry(tool_names),
+        sources=[source],
+        warnings=log.warnings,
+    )
+    if prompt is not None:
+        session.meta["prompt"] = {k: prompt.get(k) for k in ("id", "version") if k in prompt}
+    if response is not None and response.get("status") in ("failed", "incomplete"):
+        session.meta["response_status"] = response["status"]
+        session.meta["response_error"] = response.get("error") or response.get("incomplete_details")
+    session.reindex()
+    return session
+
+
+def _history(record: dict[str, Any], request: dict[str, Any], response: Any) -> list[Any]:
+    """The run's items in order, the final response's output appended unless already there."""
+    items = record.get("items")
+    if not isinstance(items, list):
+        given = request.get("input")
+        if isinstance(given, str):
+            items = [{"role": "user", "content": given}]
+        else:
+            items = given if isinstance(given, list) else []
+    history = list(items)
+    seen_ids = {i["id"] for i in history if isinstance(i, dict) and name_of(i.get("id"))}
+    for item in seq((response or {}).get("output")):
+        duplicate = isinstance(item, dict) and name_of(item.get("id")) in seen_ids
+        if not duplicate and item not in history:
+            history.append(item)
+    return history
+
+
+def _session_id(configs: list[dict[str, Any]], metadata: list[dict[str, Any]]) -> str | None:
+    for config in configs:
+        conversation = config.get("conversation")
+        found = first_str(
+            conversation.get("id") if isinstance(conversation, dict) else conversation
+        )
+        if found:
+            return found
+    return pick(configs, SESSION_KEYS) or pick(metadata, SESSION_KEYS)
+
+
+def _tool_names(configs: list[dict[str, Any]], history: list[Any]) -> list[Any]:
+    names: list[Any] = []
+    unlisted: set[str] = set()
+    for config in configs:
+        for tool in seq(config.get("tools")):
+            if not isinstance(tool, dict):
+                continue
+            if tool.get("type") == "mcp":
+                allowed = tool.get("allowed_tools")
+                if isinstance(allowed, list):
+                    names.extend(allowed)
+                else:
+                    unlisted.add(str(tool.get("server_label")))
+            else:
+                inner = tool.get("function")
+                names.append(inner.get("name") if isinstance(inner, dict) else tool.get("name"))
+    for item in history:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") == "mcp_list_tools":
+            unlisted.discard(str(item.get("server_label")))
+            names.extend(t.get("name") for t in seq(item.get("tools")) if isinstance(t, dict))
+    # A declared MCP server whose tool list is not in the file: the calls it served are its tools.
+    names.extend(
+        i.get("name")
+        for i in history
+        if isinstance(i, dict)
+        and i.get("type") == "mcp_call"
+        and str(i.get("server_label")) in unlisted
+    )
+    return names
+
+
+def _add_item(log: EventLog, item: Any) -> None:
+    if not isinstance(item, dict):
+        return
+    kind = name_of(item.get("type")) or ("message" if "role" in item else None)
+    if kind == "message" and name_of(item.get("role")) in _ROLES:
+        meta = {"phase": item["phase"]} if isinstance(item.get("phase"), str) else {}
+        log.message(_ROLES[item["role"]], _message_text(item.get("content")), meta=meta)
+    elif kind in ("function_call", "custom_tool_call"):
+        raw = item.get("arguments") if kind == "function_call" else item.get("input")
+        # Custom tools take free text: only function arguments are JSON.
+        value = parse_arguments(raw) if kind == "function_call" else raw
+        log.call(item.get("call_id") or item.get("id"), item.get("name"), value)
+    elif kind in ("function_call_output", "custom_tool_call_output"):
+        output = item.get("output")
+        text = text_of(output) if isinstance(output, list) else json_text(output)
+        inferred = infer_error(text)
+        log.result(item.get("call_id"), text, is_error=inferred, error_inferred=inferred)
+    elif kind == "mcp_call":
+        meta = {"server_label": item.get("server_label")}
+        log.call(
+            item.get("id"), item.get("name"), parse_arguments(item.get("arguments")), meta=meta
+        )
+        error = item.get("error")
+        failed = error not in (None, "") or item.get("status") == "failed"
+        text = json_text(item.get("output")) or (json_text(error) if failed else "")
+        log.result(item.get("id"), text, is_error=failed, meta=dict(meta))
+    # reasoning, built-in tool calls and the rest carry nothing the detectors read.
+
+
+def _message_text(content: Any) -> str:
+    if isinstance(content, list):
+        parts = [
+            p.get("refusal") if isinstance(p, dict) and p.get("type") == "refusal" else p
+            for p in content
+        ]
+        return text_of([p for p in parts if p])
+    return text_of(content)

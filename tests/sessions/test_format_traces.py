@@ -1,0 +1,268 @@
+"""OpenInference, Langfuse and LangSmith exports, and the sniff separation of the four trace
+adapters over every example file."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from conftest import shared_path
+
+from sessions.documents import Document, parse_bytes
+from sessions.errors import MalformedSessionError, UnknownFormatError
+from sessions.formats import detect, langfuse, langsmith, openinference, otel_genai
+from sessions.models import EventKind, Session
+
+CONFIG_ID = "call_VSPygqKTWdrhaFErNvMV18Yl"
+SETTINGS_ID = "call_mszuSIzqtI65i1wAUOE8w5H4"
+QUESTION = "What port does the app use? Check config.yaml."
+REPLY = (
+    "config.yaml doesn't exist. settings.yaml sets the port: the app listens on 8080 "
+    "(host localhost)."
+)
+MINE = {"otel_genai": otel_genai, "openinference": openinference, "langfuse": langfuse,
+        "langsmith": langsmith}
+CLAIMS = {"otel_genai_otlp.json": "otel_genai", "openinference_spans.json": "openinference",
+          "langfuse_trace.json": "langfuse", "langsmith_runs.json": "langsmith"}
+
+
+def load(name: str) -> Any:
+    return orjson.loads(shared_path(f"formats/examples/{name}").read_bytes())
+
+
+def doc_of(data: Any, *, jsonl: bool = False) -> Document:
+    return Document("mem://export.json", data, jsonl=jsonl)
+
+
+def steps(session: Session) -> list[tuple[Any, ...]]:
+    out: list[tuple[Any, ...]] = []
+    for e in session.events:
+        if e.kind in (EventKind.USER, EventKind.ASSISTANT):
+            out.append((e.kind, e.text))
+        elif e.kind is EventKind.TOOL_CALL:
+            out.append((e.kind, e.call_id, e.name, e.input))
+        elif e.kind is EventKind.TOOL_RESULT:
+            out.append((e.kind, e.call_id, e.is_error))
+    return out
+
+
+SCENARIO = [
+    (EventKind.USER, QUESTION),
+    (EventKind.TOOL_CALL, CONFIG_ID, "read_file", {"path": "config.yaml"}),
+    (EventKind.TOOL_RESULT, CONFIG_ID, True),
+    (EventKind.TOOL_CALL, SETTINGS_ID, "read_file", {"path": "settings.yaml"}),
+    (EventKind.TOOL_RESULT, SETTINGS_ID, False),
+    (EventKind.ASSISTANT, REPLY),
+]
+
+
+def check_outputs(session: Session, error_text: str) -> None:
+    results = [e for e in session.events if e.kind is EventKind.TOOL_RESULT]
+    assert error_text in results[0].output and not results[0].error_inferred
+    assert results[1].output == "port: 8080\nhost: localhost\n"
+    assert [e.index for e in session.events] == list(range(len(session.events)))
+
+
+# --- OpenInference ------------------------------------------------------------------------
+
+
+def test_openinference_example() -> None:
+    [session] = openinference.parse(doc_of(load("openinference_spans.json")))
+    assert steps(session) == SCENARIO
+    check_outputs(session, "No such file or directory: 'config.yaml'")
+    assert session.id == "sess_7f3c2a1e" and session.agent == "Config Assistant"
+    assert session.model == "gpt-4.1-2025-04-14"
+    assert session.agent_version == "v3"  # llm.prompt_template.version
+    assert session.meta["app_version"] == "1.4.2"
+    assert session.registered_tools is not None
+    assert session.registered_tools.names == frozenset({"read_file"})
+
+
+def _to_otlp(flat: dict[str, Any]) -> dict[str, Any]:
+    """The flat example re-encoded as OTLP JSON (status codes as integers)."""
+    def value(v: Any) -> dict[str, Any]:
+        return {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}
+
+    spans = []
+    for i, s in enumerate(flat["spans"]):
+        spans.append({
+            "traceId": "4bf92f3577b34da6a3ce929d0e0e4736", "spanId": s["span_id"],
+            "parentSpanId": s["parent_id"] or "", "name": s["name"],
+            "startTimeUnixNano": str(1775049211823000000 + i * 10**9),
+            "endTimeUnixNano": str(1775049211823000000 + i * 10**9 + 5 * 10**8),
+            "attributes": [{"key": k, "value": value(v)} for k, v in s["attributes"].items()],
+            "status": {"code": 2 if s["status_code"] == "ERROR" else 1,
+                       "message": s.get("status_message", "")},
+        })
+    return {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": spans}]}]}
+
+
+def test_openinference_in_otlp_json_is_not_claimed_by_otel_genai() -> None:
+    doc = doc_of(_to_otlp(load("openinference_spans.json")))
+    assert openinference.sniff(doc) and not otel_genai.sniff(doc)
+    assert detect(doc).name == "openinference"
+    [session] = openinference.parse(doc)
+    assert steps(session) == SCENARIO
+    assert session.started_at is not None and session.meta["trace_ids"] == [
+        "4bf92f3577b34da6a3ce929d0e0e4736"]
+
+
+def test_openinference_phoenix_nested_attributes_and_rebuild_without_tool_spans() -> None:
+    llm = {"openinference": {"span": {"kind": "LLM"}}, "session": {"id": "s1"},
+           "llm": {"model_name": "claude-x",
+                   "input_messages": [{"message": {"role": "user", "content": "ls please"}}],
+                   "output_messages": [{"message": {"role": "assistant", "tool_calls": [
+                       {"tool_call": {"id": "t1", "function": {
+                           "name": "ls", "arguments": '{"dir": "."}'}}}]}}]}}
+    final = {"openinference": {"span": {"kind": "LLM"}},
+             "llm": {"input_messages": [
+                 {"message": {"role": "user", "content": "ls please"}},
+                 {"message": {"role": "tool", "tool_call_id": "t1", "content": "a.txt"}}],
+                 "output_messages": [{"message": {"role": "assistant", "contents": [
+                     {"message_content": {"type": "text", "text": "One file: a.txt"}}]}}]}}
+    data = {"data": [
+        {"name": "llm", "context": {"trace_id": "t", "span_id": "1"}, "span_kind": "LLM",
+         "start_time": "2026-04-01T10:00:00Z", "status_code": "OK", "attributes": llm},
+        {"name": "llm", "context": {"trace_id": "t", "span_id": "2"}, "span_kind": "LLM",
+         "start_time": "2026-04-01T10:00:05Z", "status_code": "OK", "attributes": final},
+    ]}
+    doc = doc_of(data)
+    assert openinference.sniff(doc) and not langfuse.sniff(doc)
+    [session] = openinference.parse(doc)
+    assert session.id == "s1" and session.model == "claude-x"
+    assert steps(session) == [
+        (EventKind.USER, "ls please"),
+        (EventKind.TOOL_CALL, "t1", "ls", {"dir": "."}),
+        (EventKind.TOOL_RESULT, "t1", False),
+        (EventKind.ASSISTANT, "One file: a.txt"),
+    ]
+
+
+# --- Langfuse -----------------------------------------------------------------------------
+
+
+def test_langfuse_example() -> None:
+    [session] = langfuse.parse(doc_of(load("langfuse_trace.json")))
+    assert steps(session) == SCENARIO
+    check_outputs(session, "FileNotFoundError: [Errno 2]")
+    assert session.id == "sess_7f3c2a1e" and session.agent == "Config Assistant"
+    assert (session.agent_version, session.model) == ("1.4.2", "gpt-4.1-2025-04-14")
+    assert session.registered_tools is not None
+    assert session.registered_tools.names == frozenset({"read_file"})
+    assert session.started_at is not None
+
+
+def test_langfuse_call_ids_from_generation_else_observation_id() -> None:
+    trace = load("langfuse_trace.json")
+    for obs in trace["observations"]:
+        obs.pop("metadata", None)
+    [session] = langfuse.parse(doc_of(trace))
+    calls = [(e.call_id, e.input) for e in session.tool_calls()]
+    # the first matches the preceding GENERATION's tool_calls; the second has no request
+    assert calls == [(CONFIG_ID, {"path": "config.yaml"}),
+                     ("4d5e6f708192a3b4", {"path": "settings.yaml"})]
+    results = [e.call_id for e in session.events if e.kind is EventKind.TOOL_RESULT]
+    assert results == [CONFIG_ID, "4d5e6f708192a3b4"]
+    assert session.registered_tools is None
+
+
+def test_langfuse_trace_lists_group_by_session_id() -> None:
+    first = load("langfuse_trace.json")
+    second = copy.deepcopy(first)
+    second.update(id="trace-2", timestamp="2026-04-01T14:00:00Z", input="and the host?",
+                  output="localhost")
+    second["observations"] = [{"id": "g2", "type": "GENERATION", "startTime":
+                               "2026-04-01T14:00:01Z", "output": "localhost", "model": "m"}]
+    other = {"id": "trace-3", "observations": [{"id": "x", "type": "SPAN", "traceId": "trace-3"}],
+             "input": "unrelated"}
+    for data in ([second, first, other], {"data": [first, second, other]}):
+        doc = doc_of(data)
+        assert langfuse.sniff(doc)
+        sessions = {s.id: s for s in langfuse.parse(doc)}
+        assert set(sessions) == {"sess_7f3c2a1e", "trace-3"}
+        texts = [e.text for e in sessions["sess_7f3c2a1e"].events if e.text]
+        assert texts == [QUESTION, REPLY, "and the host?", "localhost"]
+
+
+# --- LangSmith ----------------------------------------------------------------------------
+
+
+def test_langsmith_example() -> None:
+    [session] = langsmith.parse(doc_of(load("langsmith_runs.json")))
+    # the failed run has no ToolMessage: its id comes from the LLM run's tool_calls, and its
+    # Python-repr input "{'path': 'config.yaml'}" is read as the object it is
+    assert steps(session) == SCENARIO
+    check_outputs(session, "FileNotFoundError: [Errno 2]")
+    assert session.id == "sess_7f3c2a1e"  # extra.metadata.thread_id, not run.session_id
+    assert session.meta["project_id"] == "6b4f1a2e-0c3d-4e5f-8a9b-0c1d2e3f4a5b"
+    assert (session.agent, session.agent_version, session.model) == (
+        "Config Assistant", "1.4.2", "gpt-4.1")
+    assert session.registered_tools is not None
+    assert session.registered_tools.names == frozenset({"read_file"})
+
+
+def test_langsmith_run_list_jsonl_tool_message_error_and_trace_id_session() -> None:
+    runs = load("langsmith_runs.json")["runs"]
+    for run in runs:
+        run["extra"].get("metadata", {}).pop("thread_id", None)
+    llm = next(r for r in runs if r["run_type"] == "llm")
+    llm["outputs"]["generations"][0][0]["message"]["kwargs"]["tool_calls"] = []
+    ok = runs[3]["outputs"]["output"]["kwargs"]
+    ok["status"] = "error"  # a handled tool error returned to the model
+    raw = b"\n".join(orjson.dumps(r) for r in reversed(runs))
+    doc = parse_bytes("runs.jsonl", raw)
+    assert doc.jsonl and langsmith.sniff(doc)
+    [session] = langsmith.parse(doc)
+    assert session.id == runs[0]["trace_id"]
+    assert steps(session) == [
+        (EventKind.USER, QUESTION),
+        (EventKind.TOOL_CALL, runs[2]["id"], "read_file", {"path": "config.yaml"}),
+        (EventKind.TOOL_RESULT, runs[2]["id"], True),
+        (EventKind.TOOL_CALL, SETTINGS_ID, "read_file", {"path": "settings.yaml"}),
+        (EventKind.TOOL_RESULT, SETTINGS_ID, True),
+        (EventKind.ASSISTANT, REPLY),
+    ]
+
+
+# --- shared behaviour ---------------------------------------------------------------------
+
+
+def test_duplicate_spans_give_one_call_per_id() -> None:
+    data = load("langfuse_trace.json")
+    data["observations"].append(copy.deepcopy(data["observations"][2]))
+    [session] = langfuse.parse(doc_of(data))
+    assert [e.call_id for e in session.tool_calls()] == [CONFIG_ID, SETTINGS_ID]
+
+
+@pytest.mark.parametrize(
+    ("module", "data", "missing"),
+    [
+        (langsmith, {"runs": []}, "no LangSmith runs"),
+        (langfuse, {"observations": []}, "no Langfuse trace"),
+        (openinference, {"spans": [{"attributes": {"foo": 1}}]}, "openinference.span.kind"),
+        (langsmith, "not a run", "no LangSmith runs"),
+    ],
+)
+def test_missing_content_is_a_malformed_session(module: Any, data: Any, missing: str) -> None:
+    with pytest.raises(MalformedSessionError, match=missing):
+        module.parse(doc_of(data))
+
+
+def test_sniffs_claim_only_their_own_example() -> None:
+    folder = shared_path("formats/examples")
+    files = sorted(p for p in Path(folder).rglob("*") if p.is_file())
+    assert len(files) >= 10
+    for path in files:
+        doc = parse_bytes(str(path), path.read_bytes())
+        claimed = {name for name, module in MINE.items() if module.sniff(doc)}
+        expected = {CLAIMS[path.name]} if path.name in CLAIMS else set()
+        assert claimed == expected, path.name
+
+
+def test_openllmetry_fragment_is_an_unknown_format() -> None:
+    path = shared_path("formats/examples/openllmetry_attributes.json")
+    with pytest.raises(UnknownFormatError):
+        detect(parse_bytes(str(path), path.read_bytes()))
