@@ -152,7 +152,10 @@ def _short(text: str | None, width: int) -> str:
 
 
 def _run(args: argparse.Namespace) -> int:
-    loaded = _load(args.config, None)  # a bad config stops here, before Prefect starts
+    from flows.dates import resolve_date
+
+    loaded = _load(args.config, None)  # a bad config or date stops here, before Prefect starts
+    day = resolve_date(args.date, loaded.config.run.timezone)
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
     if not os.environ.get("PREFECT_API_URL"):
@@ -167,7 +170,7 @@ def _run(args: argparse.Namespace) -> int:
     from flows.nightly import nightly
 
     progress.install()
-    manifest = nightly(config=str(loaded.path), date=args.date)
+    manifest = nightly(config=str(loaded.path), date=day.isoformat())
     if args.json:
         print(orjson.dumps(manifest, option=orjson.OPT_INDENT_2).decode())
     else:

@@ -123,7 +123,12 @@ def load_config(path: str | Path | None) -> LoadedConfig:
 def check(loaded: LoadedConfig) -> None:
     """The checks pydantic cannot do alone; each raises ``ConfigError`` naming the key."""
     config = loaded.config
-    partition_prefix(config.sessions.layout, date(2026, 1, 31))
+    layout = config.sessions.layout
+    if partition_prefix(layout, date(2026, 1, 31)) == partition_prefix(layout, date(2026, 2, 1)):
+        raise ConfigError(
+            f"sessions.layout {layout!r} names no date field: every night would read the same "
+            "files (use e.g. 'sessions/{date:%Y/%m/%d}/')"
+        )
     if config.sessions.format != "auto":
         get_adapter(config.sessions.format)
     try:

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import importlib.metadata
 import uuid
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, date, datetime
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
@@ -21,27 +20,13 @@ from prefect.futures import as_completed
 from findings.batch import BatchPartial, run_batch
 from flows.config import LoadedConfig, load_config
 from flows.context import run_parts
+from flows.dates import resolve_date
 from flows.progress import reporter
-from sessions.errors import ConfigError
+from sessions.errors import ConfigError, CredentialError
 from sessions.grouping import batches, select
 from sessions.storage import partition_prefix
 
 Units = list[list[tuple[str, int]]]
-
-
-def resolve_date(value: str | date, timezone: str = "UTC") -> date:
-    """``yesterday``, ``today`` or an ISO date; ``yesterday`` is computed in ``timezone``."""
-    if isinstance(value, date):
-        return value
-    today = datetime.now(ZoneInfo(timezone)).date()
-    if value == "yesterday":
-        return today - timedelta(days=1)
-    if value == "today":
-        return today
-    try:
-        return date.fromisoformat(value)
-    except ValueError:
-        raise ConfigError(f"--date {value!r} is not YYYY-MM-DD, 'yesterday' or 'today'") from None
 
 
 def code_version() -> str:
@@ -95,6 +80,8 @@ def run_day(loaded: LoadedConfig, day: date) -> dict[str, Any]:
         for future in as_completed(list(futures)):
             try:
                 partial = future.result()
+            except (ConfigError, CredentialError):
+                raise  # every batch would fail the same way: stop and say what to fix
             except Exception as exc:  # a batch that failed after its retries is counted, not fatal
                 units = futures[future]
                 partial = BatchPartial(files=sum(len(u) for u in units))

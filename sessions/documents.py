@@ -40,19 +40,24 @@ def decompress(source: str, raw: bytes) -> bytes:
 
 
 def parse_bytes(source: str, raw: bytes) -> Document:
-    """Decode ``raw`` (optionally gzip-compressed) as JSON, else as JSON Lines."""
+    """Decode ``raw`` (optionally gzip-compressed) as JSON, else as JSON Lines.
+
+    A `.jsonl`/`.ndjson` name means JSON Lines even when the file holds one line.
+    """
     body = decompress(source, raw)
     size = len(body)
     stripped = body.strip()
     if not stripped:
         raise MalformedSessionError(f"{source}: file is empty", reason="empty")
-    try:
-        return Document(source, orjson.loads(stripped), jsonl=False, size=size)
-    except orjson.JSONDecodeError as whole_error:
-        if b"\n" not in stripped:
-            raise MalformedSessionError(
-                f"{source}: not valid JSON ({whole_error})", reason="invalid_json"
-            ) from whole_error
+    name = source.removesuffix(".gz")
+    if not name.endswith((".jsonl", ".ndjson")):
+        try:
+            return Document(source, orjson.loads(stripped), jsonl=False, size=size)
+        except orjson.JSONDecodeError as whole_error:
+            if b"\n" not in stripped:
+                raise MalformedSessionError(
+                    f"{source}: not valid JSON ({whole_error})", reason="invalid_json"
+                ) from whole_error
     lines: list[Any] = []
     raw_lines = stripped.split(b"\n")
     for number, line in enumerate(raw_lines, start=1):

@@ -75,7 +75,7 @@ class ToolRegistry:
 
     ``source`` is ``session`` (declared in the transcript), ``config`` (the run config's list for
     the agent) or ``claude_code_builtin`` (Claude Code's built-ins). ``allow_mcp`` accepts any
-    ``mcp__<server>__<tool>`` name: MCP servers differ per user, so a built-in list cannot know them.
+    ``mcp__<server>__<tool>`` name: MCP servers differ per user, so no built-in list knows them.
     """
 
     names: frozenset[str]

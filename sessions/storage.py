@@ -27,7 +27,7 @@ from datetime import date
 from operator import itemgetter
 from pathlib import Path
 from typing import Any
-from urllib.parse import SplitResult, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 from urllib.request import url2pathname
 
 from botocore.exceptions import (
@@ -353,31 +353,22 @@ def open_store(
     parts = urlsplit(url)
     scheme = parts.scheme.lower()
     if scheme == "s3":
-        if "@" in parts.netloc:
-            raise ConfigError(
-                f"the storage URL {_redacted(parts)} contains credentials: remove them and "
-                f"{_CREDENTIALS_HINT}"
-            )
+        if "@" in parts.netloc:  # the URL is not repeated: it holds a secret
+            raise ConfigError(f"the s3:// storage URL contains credentials: {_CREDENTIALS_HINT}")
         return S3Store(parts.netloc, parts.path, endpoint_url=endpoint_url, region=region)
     if scheme == "file":
         if parts.netloc not in ("", "localhost"):
-            raise ConfigError(f"the storage URL {_redacted(parts)} names a remote host")
+            raise ConfigError(f"the file:// URL names a remote host {parts.hostname!r}")
         path = Path(url2pathname(parts.path))
     elif scheme == "" or len(scheme) == 1:  # a plain path (or a Windows drive letter)
         path = Path(url)
     else:
         raise ConfigError(
-            f"unsupported storage URL scheme {scheme!r} in {_redacted(parts)}: "
+            f"unsupported storage URL scheme {scheme!r}: "
             "use s3://BUCKET/PREFIX, file:///PATH or a local folder"
         )
     path = path.expanduser()
     return LocalStore(path if path.is_absolute() else (base or Path.cwd()) / path)
-
-
-def _redacted(parts: SplitResult) -> str:
-    if "@" in parts.netloc:
-        parts = parts._replace(netloc="***@" + parts.netloc.rpartition("@")[2])
-    return urlunsplit(parts)
 
 
 _LAYOUT_FIELDS = "{date} (ISO), {date:%Y/%m/%d} (any strftime), {year}, {month:02d}, {day:02d}"

@@ -98,11 +98,16 @@ def _add_part(msg: Msg, part: Any, texts: list[str]) -> None:
             msg.calls.append(call)
     elif kind in _RESULT_PARTS and isinstance(part, dict):
         # the OTel schema says ``response``; its own doc examples write ``result``
-        value = next((part[k] for k in ("response", "result", "content", "output") if k in part),
-                     None)
+        value = next(
+            (part[k] for k in ("response", "result", "content", "output") if k in part), None
+        )
         call_id = part.get("id") or part.get("tool_use_id") or part.get("call_id")
-        msg.results.append((str(call_id) if call_id else None, text_of(value)
-                            if isinstance(value, list) else json_text(value)))
+        msg.results.append(
+            (
+                str(call_id) if call_id else None,
+                text_of(value) if isinstance(value, list) else json_text(value),
+            )
+        )
     elif kind not in _SKIP_PARTS:
         texts.append(text_of(part))
 
@@ -112,8 +117,13 @@ def to_msgs(value: Any, role: str = "user") -> list[Msg]:
     value = json_value(value)
     if isinstance(value, dict):
         inner = value.get("messages")
-        if isinstance(inner, list) and inner and isinstance(inner[0], list) and inner[0] and \
-                isinstance(inner[0][0], dict):
+        if (
+            isinstance(inner, list)
+            and inner
+            and isinstance(inner[0], list)
+            and inner[0]
+            and isinstance(inner[0][0], dict)
+        ):
             inner = inner[-1]  # LangChain chat-model inputs are a batch of message lists
         value = inner if isinstance(inner, list) else [value]
     items = value if isinstance(value, list) else [value]
@@ -144,6 +154,7 @@ class Batch:
     msgs: list[Msg]
     fresh: bool
     subagent: str | None = None
+    calls: bool = True  # False where the trace has real tool steps: see ``replay``
 
 
 class Timeline:
@@ -161,7 +172,7 @@ class Timeline:
         return [event for _, event in sorted(self._items, key=lambda item: item[0])]
 
 
-def replay(batches: Iterable[Batch], timeline: Timeline, *, calls: bool) -> None:
+def replay(batches: Iterable[Batch], timeline: Timeline, *, calls: bool = True) -> None:
     """Emit each message once. A message counts as new when it occurs more often in a batch than
     it was emitted so far, so a user really repeating "continue" is kept. ``calls`` is False when
     the trace has real tool spans: the intents in messages would then duplicate them."""
@@ -175,7 +186,7 @@ def replay(batches: Iterable[Batch], timeline: Timeline, *, calls: bool) -> None
             if not batch.fresh and local[key] <= emitted[key]:
                 continue
             emitted[key] += 1
-            for event in _events(msg, calls):
+            for event in _events(msg, calls and batch.calls):
                 event.subagent = batch.subagent
                 timeline.add(batch.time, batch.rank, event)
 
@@ -191,8 +202,15 @@ def _events(msg: Msg, calls: bool) -> list[Event]:
         for call_id, output in msg.results:
             # message parts carry no error flag: infer conservatively and say so
             failed = infer_error(output)
-            out.append(Event(EventKind.TOOL_RESULT, call_id=call_id, output=output,
-                             is_error=failed, error_inferred=failed))
+            out.append(
+                Event(
+                    EventKind.TOOL_RESULT,
+                    call_id=call_id,
+                    output=output,
+                    is_error=failed,
+                    error_inferred=failed,
+                )
+            )
     return out
 
 

@@ -190,8 +190,13 @@ def span_from(raw: dict[str, Any], resource: dict[str, Any], order: int, flatten
     for event in as_list(raw.get("events")):
         if isinstance(event, dict):
             when = nanos(field_of(event, "timeUnixNano", "time_unix_nano", "timestamp"))
-            events.append(SpanEvent(str(event.get("name") or ""), when, attributes(
-                event.get("attributes"), flatten=flatten)))
+            events.append(
+                SpanEvent(
+                    str(event.get("name") or ""),
+                    when,
+                    attributes(event.get("attributes"), flatten=flatten),
+                )
+            )
     status, message = _status(raw)
     start = nanos(field_of(raw, "startTimeUnixNano", "start_time_unix_nano", "start_time"))
     end = nanos(field_of(raw, "endTimeUnixNano", "end_time_unix_nano", "end_time")) or start
@@ -235,7 +240,8 @@ def otlp_requests(data: Any) -> list[dict[str, Any]]:
     """The ``ExportTraceServiceRequest`` objects of a file (one, or one per JSON line)."""
     items = data if isinstance(data, list) else [data]
     return [
-        item for item in items
+        item
+        for item in items
         if isinstance(item, dict)
         and isinstance(field_of(item, "resourceSpans", "resource_spans"), list)
     ]

@@ -32,11 +32,27 @@ from sessions.models import Event, EventKind, Session, ToolRegistry
 FORMAT = "claude_code"
 AGENT = "claude-code"
 
-_LINE_TYPES = frozenset({
-    "user", "assistant", "system", "summary", "progress", "file-history-snapshot",
-    "queue-operation", "attachment", "pr-link", "agent-name", "custom-title", "last-prompt",
-    "permission-mode", "ai-title", "agent-setting", "bridge-session", "worktree-state",
-})
+_LINE_TYPES = frozenset(
+    {
+        "user",
+        "assistant",
+        "system",
+        "summary",
+        "progress",
+        "file-history-snapshot",
+        "queue-operation",
+        "attachment",
+        "pr-link",
+        "agent-name",
+        "custom-title",
+        "last-prompt",
+        "permission-mode",
+        "ai-title",
+        "agent-setting",
+        "bridge-session",
+        "worktree-state",
+    }
+)
 _STREAM_TYPES = frozenset({"system", "assistant", "user", "result"})
 _SNIFF_LINES = 50
 _SPAWN_TOOLS = frozenset({"Task", "Agent"})  # Task was renamed Agent in CLI 2.1.63
@@ -104,8 +120,11 @@ class _Reader:
 
     def read(self) -> Session:
         handlers = {
-            "user": self._user, "assistant": self._assistant, "system": self._system,
-            "attachment": self._attachment, "progress": self._progress,
+            "user": self._user,
+            "assistant": self._assistant,
+            "system": self._system,
+            "attachment": self._attachment,
+            "progress": self._progress,
         }
         for line in self.doc.data:
             if not isinstance(line, dict):
@@ -148,10 +167,21 @@ class _Reader:
         parent = line.get("parent_tool_use_id")  # stream-json marks sub-agent messages this way
         return (parent if isinstance(parent, str) else None), {}
 
-    def _event(self, kind: EventKind, line: dict[str, Any], subagent: str | None,
-               meta: dict[str, Any], **fields: Any) -> Event:
-        return Event(kind, subagent=subagent, timestamp=parse_time(line.get("timestamp")),
-                     meta=meta, **fields)
+    def _event(
+        self,
+        kind: EventKind,
+        line: dict[str, Any],
+        subagent: str | None,
+        meta: dict[str, Any],
+        **fields: Any,
+    ) -> Event:
+        return Event(
+            kind,
+            subagent=subagent,
+            timestamp=parse_time(line.get("timestamp")),
+            meta=meta,
+            **fields,
+        )
 
     def _user(self, line: dict[str, Any]) -> None:
         subagent, base = self._context(line)
@@ -173,15 +203,25 @@ class _Reader:
             origin = line.get("origin")
             if line.get("isCompactSummary"):
                 meta.update(synthetic=True, compaction=True)
-            elif (base or line.get("isMeta") or _is_synthetic_text(text)
-                  or (isinstance(origin, dict) and origin.get("kind") == "task-notification")):
+            elif (
+                base
+                or line.get("isMeta")
+                or _is_synthetic_text(text)
+                or (isinstance(origin, dict) and origin.get("kind") == "task-notification")
+            ):
                 meta["synthetic"] = True
             events.append(self._event(EventKind.USER, line, subagent, meta, text=text))
         if events:
             self.items.append(events)
 
-    def _tool_result(self, block: dict[str, Any], extra: Any, line: dict[str, Any],
-                     subagent: str | None, base: dict[str, Any]) -> Event:
+    def _tool_result(
+        self,
+        block: dict[str, Any],
+        extra: Any,
+        line: dict[str, Any],
+        subagent: str | None,
+        base: dict[str, Any],
+    ) -> Event:
         call_id = block.get("tool_use_id")
         call_id = call_id if isinstance(call_id, str) else None
         content = block.get("content")
@@ -193,8 +233,15 @@ class _Reader:
         )
         if call_id is not None and call_id in self.spawn_types:
             self._note_spawn(call_id, extra, output)
-        return self._event(EventKind.TOOL_RESULT, line, subagent, dict(base),
-                           call_id=call_id, output=output, is_error=is_error)
+        return self._event(
+            EventKind.TOOL_RESULT,
+            line,
+            subagent,
+            dict(base),
+            call_id=call_id,
+            output=output,
+            is_error=is_error,
+        )
 
     def _note_spawn(self, call_id: str, extra: Any, output: str) -> None:
         agent = extra.get("agentId") if isinstance(extra, dict) else None
@@ -238,8 +285,9 @@ class _Reader:
             if event is not None:
                 group.append(event)
 
-    def _assistant_block(self, block: Any, line: dict[str, Any], subagent: str | None,
-                         meta: dict[str, Any]) -> Event | None:
+    def _assistant_block(
+        self, block: Any, line: dict[str, Any], subagent: str | None, meta: dict[str, Any]
+    ) -> Event | None:
         if isinstance(block, str):
             block = {"type": "text", "text": block}
         if not isinstance(block, dict):
@@ -260,8 +308,15 @@ class _Reader:
                 self.spawn_types[call_id] = stype if isinstance(stype, str) else None
             if kind == "server_tool_use":
                 meta = {**meta, "server_tool": True}
-            return self._event(EventKind.TOOL_CALL, line, subagent, meta, call_id=call_id,
-                               name=name if isinstance(name, str) else None, input=tool_input)
+            return self._event(
+                EventKind.TOOL_CALL,
+                line,
+                subagent,
+                meta,
+                call_id=call_id,
+                name=name if isinstance(name, str) else None,
+                input=tool_input,
+            )
         if isinstance(kind, str) and kind.endswith("_tool_result") and "tool_use_id" in block:
             # Server tools (web search) return their result inside the assistant message.
             return self._tool_result(block, None, line, subagent, dict(meta))
@@ -326,9 +381,17 @@ class _Reader:
         self._final_result(events)
         source = self.doc.source
         sid = self.session_id or PurePath(source).name.split(".")[0]
-        session = Session(id=sid, source=source, format=FORMAT, events=events, agent=AGENT,
-                          agent_version=self.version, model=self.model or self.init_model,
-                          started_at=self.started_at, sources=[source])
+        session = Session(
+            id=sid,
+            source=source,
+            format=FORMAT,
+            events=events,
+            agent=AGENT,
+            agent_version=self.version,
+            model=self.model or self.init_model,
+            started_at=self.started_at,
+            sources=[source],
+        )
         if self.tools is not None:
             names = frozenset(self.tools | self.deferred)
             session.registered_tools = ToolRegistry(names, "session", allow_mcp=False)
@@ -336,12 +399,18 @@ class _Reader:
             session.meta["deferred_tools"] = sorted(self.deferred)
         if self.side_lines and not self.main_lines and self.agent_id:
             session.id = f"{sid}:{self.agent_id}"  # never collides with the parent session
-            session.meta.update(sidechain=True, agent_id=self.agent_id, parent_session_id=sid,
-                                compaction=self.agent_id.startswith("acompact"))
+            session.meta.update(
+                sidechain=True,
+                agent_id=self.agent_id,
+                parent_session_id=sid,
+                compaction=self.agent_id.startswith("acompact"),
+            )
         if self.spawn_calls:
             session.meta["subagent_calls"] = dict(self.spawn_calls)
-            types = {a: self.agent_types.get(a) or self.spawn_types.get(c)
-                     for a, c in self.spawn_calls.items()}
+            types = {
+                a: self.agent_types.get(a) or self.spawn_types.get(c)
+                for a, c in self.spawn_calls.items()
+            }
             session.meta["subagent_types"] = {a: t for a, t in types.items() if t}
         if self.odd_lines:
             session.warnings.append(f"skipped {self.odd_lines} line(s) that are not JSON objects")
@@ -385,8 +454,11 @@ def _anchor(kid: Session) -> datetime | None:
 
 
 def _merge(parent: Session, kids: list[Session]) -> None:
-    calls = {e.call_id: i for i, e in enumerate(parent.events)
-             if e.kind is EventKind.TOOL_CALL and e.call_id}
+    calls = {
+        e.call_id: i
+        for i, e in enumerate(parent.events)
+        if e.kind is EventKind.TOOL_CALL and e.call_id
+    }
     spawns: dict[str, str] = parent.meta.get("subagent_calls", {})
     types: dict[str, str] = parent.meta.get("subagent_types", {})
     keys, latest = [], _EPOCH  # running maximum, so bisect works on slightly unordered stamps

@@ -73,6 +73,7 @@ def _session(source: str, sid: str, traces: list[dict[str, Any]]) -> Session:
     agent: str | None = None
     model: str | None = None
     definitions: list[Any] = []
+    batches: list[Batch] = []
     for trace in traces:
         observations = _observations(trace)
         agents = [o for o in observations if o.get("type") == "AGENT" and o.get("name")]
@@ -83,10 +84,18 @@ def _session(source: str, sid: str, traces: list[dict[str, Any]]) -> Session:
             for holder in (json_value(gen.get("input")), gen.get("metadata")):
                 if isinstance(holder, dict) and holder.get("tools"):
                     definitions.append(holder["tools"])
-        _add_trace(trace, observations, agent, timeline)
+        batches += _add_trace(trace, observations, agent, timeline)
+    # one replay for the whole session: a later trace's input often repeats earlier turns
+    replay(batches, timeline)
     first = traces[0]
-    version = next((t.get("release") or t.get("version") for t in traces
-                    if t.get("release") or t.get("version")), None)
+    version = next(
+        (
+            t.get("release") or t.get("version")
+            for t in traces
+            if t.get("release") or t.get("version")
+        ),
+        None,
+    )
     session = Session(
         id=sid,
         source=source,
@@ -106,20 +115,26 @@ def _session(source: str, sid: str, traces: list[dict[str, Any]]) -> Session:
 
 def _add_trace(
     trace: dict[str, Any], observations: list[dict[str, Any]], agent: Any, timeline: Timeline
-) -> None:
-    order = sorted(range(len(observations)),
-                   key=lambda i: (nanos(observations[i].get("startTime")), i))
+) -> list[Batch]:
+    """Add the trace's tool steps to ``timeline``; return its messages for the session replay."""
+    order = sorted(
+        range(len(observations)), key=lambda i: (nanos(observations[i].get("startTime")), i)
+    )
     ordered = [observations[i] for i in order]
     parent = {str(o.get("id")): _str(o.get("parentObservationId")) for o in ordered}
-    agent_obs = {str(o.get("id")): str(o["name"]) for o in ordered
-                 if o.get("type") == "AGENT" and o.get("name")}
+    agent_obs = {
+        str(o.get("id")): str(o["name"])
+        for o in ordered
+        if o.get("type") == "AGENT" and o.get("name")
+    }
 
     def subagent(obs: dict[str, Any]) -> str | None:
         name = nearest(str(obs.get("id")), parent, agent_obs)
         return name if name and name != agent else None
 
-    start = nanos(trace.get("timestamp")) or min((nanos(o.get("startTime")) for o in ordered),
-                                                 default=0)
+    start = nanos(trace.get("timestamp")) or min(
+        (nanos(o.get("startTime")) for o in ordered), default=0
+    )
     end = max((nanos(o.get("endTime") or o.get("startTime")) for o in ordered), default=start)
     late = len(ordered) + 1  # the trace output repeats the last reply: rank it after everything
     batches = [Batch(start, -1, user_msgs(trace.get("input")), fresh=False)]
@@ -147,7 +162,9 @@ def _add_trace(
         root = next((o for o in ordered if o.get("type") == "AGENT" and subagent(o) is None), None)
         if root is not None:
             batches.append(Batch(end, late, _replies(root.get("output")), fresh=False))
-    replay(batches, timeline, calls=not has_tools)
+    for batch in batches:
+        batch.calls = not has_tools
+    return batches
 
 
 def _replies(value: Any) -> list[Msg]:
@@ -159,8 +176,15 @@ def _replies(value: Any) -> list[Msg]:
     return [m for m in to_msgs(value, "assistant") if m.role == "assistant" and m.text]
 
 
-def _add_tool(obs: dict[str, Any], when: int, done: int, rank: int, timeline: Timeline,
-              pool: CallPool, who: str | None) -> None:
+def _add_tool(
+    obs: dict[str, Any],
+    when: int,
+    done: int,
+    rank: int,
+    timeline: Timeline,
+    pool: CallPool,
+    who: str | None,
+) -> None:
     name = str(obs.get("name") or "unknown")
     metadata: dict[str, Any] = m if isinstance(m := obs.get("metadata"), dict) else {}
     given = next((metadata[k] for k in CALL_ID_KEYS if metadata.get(k)), None)
@@ -171,11 +195,21 @@ def _add_tool(obs: dict[str, Any], when: int, done: int, rank: int, timeline: Ti
     text = json_text(output) if output not in (None, "") else ""
     if failed and not text:
         text = str(obs.get("statusMessage") or "error")
-    timeline.add(when, rank, Event(
-        EventKind.TOOL_CALL, call_id=call_id, name=name, input=args, subagent=who))
-    timeline.add(done, rank, Event(
-        EventKind.TOOL_RESULT, call_id=call_id, name=name, output=text, is_error=failed,
-        subagent=who))
+    timeline.add(
+        when, rank, Event(EventKind.TOOL_CALL, call_id=call_id, name=name, input=args, subagent=who)
+    )
+    timeline.add(
+        done,
+        rank,
+        Event(
+            EventKind.TOOL_RESULT,
+            call_id=call_id,
+            name=name,
+            output=text,
+            is_error=failed,
+            subagent=who,
+        ),
+    )
 
 
 def _str(value: Any) -> str | None:
@@ -188,8 +222,12 @@ def _meta(traces: list[dict[str, Any]]) -> dict[str, Any]:
     for key in ("version", "release", "userId", "environment"):
         if first.get(key) not in (None, ""):
             meta[key] = first[key]
-    prompts = {(str(o["promptName"]), json_text(o.get("promptVersion"))) for t in traces
-               for o in _observations(t) if o.get("promptName")}
+    prompts = {
+        (str(o["promptName"]), json_text(o.get("promptVersion")))
+        for t in traces
+        for o in _observations(t)
+        if o.get("promptName")
+    }
     if prompts:
         meta["prompts"] = [{"name": n, "version": v} for n, v in sorted(prompts)]
     return meta

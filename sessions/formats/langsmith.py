@@ -85,8 +85,9 @@ def _ordered(runs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     # dotted_order is the tree in start order; without it, fall back to start times
     if all(isinstance(r.get("dotted_order"), str) for r in runs):
         return sorted(runs, key=lambda r: r["dotted_order"])
-    return [r for _, r in sorted(enumerate(runs), key=lambda p: (nanos(p[1].get("start_time")),
-                                                                  p[0]))]
+    return [
+        r for _, r in sorted(enumerate(runs), key=lambda p: (nanos(p[1].get("start_time")), p[0]))
+    ]
 
 
 def _extra(run: dict[str, Any], key: str) -> dict[str, Any]:
@@ -107,16 +108,26 @@ def _session(source: str, sid: str, traces: list[list[dict[str, Any]]]) -> Sessi
     traces.sort(key=lambda t: nanos(t[0].get("start_time")))
     runs = [r for t in traces for r in t]
     timeline = Timeline()
-    for trace in traces:
-        _add_trace(trace, timeline)
+    # one replay for the whole session: a later trace's input often repeats earlier turns
+    replay([b for trace in traces for b in _add_trace(trace, timeline)], timeline)
     root = traces[0][0]
     llms = [r for r in runs if r.get("run_type") == "llm"]
-    model = next((str(m) for r in llms if (m := _pick(_metadata(r), ("ls_model_name",)) or
-                  _pick(_extra(r, "invocation_params"), ("model", "model_name")))), None)
+    model = next(
+        (
+            str(m)
+            for r in llms
+            if (
+                m := _pick(_metadata(r), ("ls_model_name",))
+                or _pick(_extra(r, "invocation_params"), ("model", "model_name"))
+            )
+        ),
+        None,
+    )
     version = next((str(v) for r in runs if (v := _pick(_metadata(r), VERSION_KEYS))), None)
     starts = [n for r in runs if (n := nanos(r.get("start_time")))]
-    meta: dict[str, Any] = {"trace_ids": sorted({str(t[0].get("trace_id") or t[0].get("id"))
-                                                 for t in traces})}
+    meta: dict[str, Any] = {
+        "trace_ids": sorted({str(t[0].get("trace_id") or t[0].get("id")) for t in traces})
+    }
     project = root.get("session_id")
     if project:
         meta["project_id"] = str(project)  # LangSmith calls its projects sessions
@@ -129,8 +140,7 @@ def _session(source: str, sid: str, traces: list[list[dict[str, Any]]]) -> Sessi
         agent_version=version,
         model=model,
         started_at=stamp(min(starts)) if starts else None,
-        registered_tools=tool_registry(
-            _extra(r, "invocation_params").get("tools") for r in llms),
+        registered_tools=tool_registry(_extra(r, "invocation_params").get("tools") for r in llms),
         sources=[source],
         meta=meta,
     )
@@ -138,12 +148,16 @@ def _session(source: str, sid: str, traces: list[list[dict[str, Any]]]) -> Sessi
     return session
 
 
-def _add_trace(runs: list[dict[str, Any]], timeline: Timeline) -> None:
+def _add_trace(runs: list[dict[str, Any]], timeline: Timeline) -> list[Batch]:
+    """Add the trace's tool steps to ``timeline``; return its messages for the session replay."""
     ids = {str(r.get("id")) for r in runs}
     root = next((r for r in runs if str(r.get("parent_run_id")) not in ids), runs[0])
     parent = {str(r.get("id")): _str(r.get("parent_run_id")) for r in runs}
-    subagents = {str(r.get("id")): str(r.get("name")) for r in runs
-                 if _metadata(r).get("ls_agent_type") == "subagent"}
+    subagents = {
+        str(r.get("id")): str(r.get("name"))
+        for r in runs
+        if _metadata(r).get("ls_agent_type") == "subagent"
+    }
     has_tools = any(r.get("run_type") == "tool" for r in runs)
     late = len(runs) + 1  # the root's output repeats the last reply: rank it after everything
     start = nanos(root.get("start_time"))
@@ -168,7 +182,9 @@ def _add_trace(runs: list[dict[str, Any]], timeline: Timeline) -> None:
         replies = [Msg("assistant", final["output"])]  # AgentExecutor's final answer
     end = nanos(root.get("end_time")) or max((nanos(r.get("end_time")) for r in runs), default=0)
     batches.append(Batch(end, late, replies, fresh=False))
-    replay(batches, timeline, calls=not has_tools)
+    for batch in batches:
+        batch.calls = not has_tools
+    return batches
 
 
 def _llm_output(outputs: Any) -> list[Msg]:
@@ -182,8 +198,11 @@ def _llm_output(outputs: Any) -> list[Msg]:
             for gen in batch if isinstance(batch, list) else [batch]:
                 if not isinstance(gen, dict):
                     continue
-                msg = message_from(gen.get("message"), "assistant") if gen.get("message") else \
-                    message_from(str(gen.get("text") or ""), "assistant")
+                msg = (
+                    message_from(gen.get("message"), "assistant")
+                    if gen.get("message")
+                    else message_from(str(gen.get("text") or ""), "assistant")
+                )
                 if msg is not None:
                     msgs.append(msg)
         return msgs
@@ -192,8 +211,15 @@ def _llm_output(outputs: Any) -> list[Msg]:
     return to_msgs(outputs, "assistant")
 
 
-def _add_tool(run: dict[str, Any], when: int, done: int, rank: int, timeline: Timeline,
-              pool: CallPool, who: str | None) -> None:
+def _add_tool(
+    run: dict[str, Any],
+    when: int,
+    done: int,
+    rank: int,
+    timeline: Timeline,
+    pool: CallPool,
+    who: str | None,
+) -> None:
     name = str(run.get("name") or "unknown")
     inputs = run.get("inputs")
     # LangChain records a tool's input as {"input": <str>}; other tracers pass the arguments
@@ -206,15 +232,28 @@ def _add_tool(run: dict[str, Any], when: int, done: int, rank: int, timeline: Ti
     call_id, args = pool.claim(str(given) if given else None, name, parse_input(raw))
     call_id = call_id or str(run.get("id") or f"{name}:{rank}")
     text = text_of(message.get("content")) if message else json_text(output)
-    failed = run.get("error") not in (None, "") or run.get("status") == "error" or \
-        message.get("status") == "error"
+    failed = (
+        run.get("error") not in (None, "")
+        or run.get("status") == "error"
+        or message.get("status") == "error"
+    )
     if failed and not text:
         text = str(run.get("error") or "error")
-    timeline.add(when, rank, Event(
-        EventKind.TOOL_CALL, call_id=call_id, name=name, input=args, subagent=who))
-    timeline.add(done, rank, Event(
-        EventKind.TOOL_RESULT, call_id=call_id, name=name, output=text, is_error=failed,
-        subagent=who))
+    timeline.add(
+        when, rank, Event(EventKind.TOOL_CALL, call_id=call_id, name=name, input=args, subagent=who)
+    )
+    timeline.add(
+        done,
+        rank,
+        Event(
+            EventKind.TOOL_RESULT,
+            call_id=call_id,
+            name=name,
+            output=text,
+            is_error=failed,
+            subagent=who,
+        ),
+    )
 
 
 def _tool_message(output: Any) -> dict[str, Any]:

@@ -47,8 +47,18 @@ from sessions.models import Event, EventKind, Session
 
 FORMAT = "openinference"
 KIND = "openinference.span.kind"
-KINDS = {"LLM", "EMBEDDING", "CHAIN", "RETRIEVER", "RERANKER", "TOOL", "AGENT", "GUARDRAIL",
-         "EVALUATOR", "PROMPT"}
+KINDS = {
+    "LLM",
+    "EMBEDDING",
+    "CHAIN",
+    "RETRIEVER",
+    "RERANKER",
+    "TOOL",
+    "AGENT",
+    "GUARDRAIL",
+    "EVALUATOR",
+    "PROMPT",
+}
 
 
 def _spans(data: Any) -> list[Span]:
@@ -124,8 +134,12 @@ def _session(source: str, sid: str, spans: list[Span]) -> Session:
     for rank, span in tool_spans:
         _add_tool(span, rank, timeline, pool, subagent(span))
 
-    schemas = [v for s in spans for k, v in s.attrs.items()
-               if k.startswith("llm.tools.") and k.endswith(".tool.json_schema")]
+    schemas = [
+        v
+        for s in spans
+        for k, v in s.attrs.items()
+        if k.startswith("llm.tools.") and k.endswith(".tool.json_schema")
+    ]
     session = Session(
         id=sid,
         source=source,
@@ -155,8 +169,7 @@ def _messages(attrs: dict[str, Any], prefix: str, role: str) -> list[Msg]:
         content = item.get("message.content")
         raw = {
             "role": item.get("message.role") or role,
-            "content": content if content is not None else "\n".join(
-                str(c) for c in contents if c),
+            "content": content if content is not None else "\n".join(str(c) for c in contents if c),
             "tool_call_id": item.get("message.tool_call_id"),
             "tool_calls": [
                 {
@@ -184,17 +197,30 @@ def _add_tool(span: Span, rank: int, timeline: Timeline, pool: CallPool, who: st
     attrs = span.attrs
     name = str(attrs.get("tool.name") or span.name or "unknown")
     given = attrs.get("tool.id")
-    call_id, args = pool.claim(str(given) if given else None, name,
-                               parse_input(attrs.get("input.value")))
+    call_id, args = pool.claim(
+        str(given) if given else None, name, parse_input(attrs.get("input.value"))
+    )
     call_id = call_id or f"span:{span.span_id}"  # a result must pair with its call
     failed, message = span_error(span)
     result = attrs.get("output.value")
     output = json_text(result) if result not in (None, "") else (message if failed else "")
-    timeline.add(span.start, rank, Event(
-        EventKind.TOOL_CALL, call_id=call_id, name=name, input=args, subagent=who))
-    timeline.add(span.end, rank, Event(
-        EventKind.TOOL_RESULT, call_id=call_id, name=name, output=output, is_error=failed,
-        subagent=who))
+    timeline.add(
+        span.start,
+        rank,
+        Event(EventKind.TOOL_CALL, call_id=call_id, name=name, input=args, subagent=who),
+    )
+    timeline.add(
+        span.end,
+        rank,
+        Event(
+            EventKind.TOOL_RESULT,
+            call_id=call_id,
+            name=name,
+            output=output,
+            is_error=failed,
+            subagent=who,
+        ),
+    )
 
 
 def _app_version(spans: list[Span]) -> str | None:
@@ -202,8 +228,11 @@ def _app_version(spans: list[Span]) -> str | None:
     for span in spans:
         metadata = json_value(span.attrs.get("metadata"))
         if not isinstance(metadata, dict):
-            metadata = {k.removeprefix("metadata."): v for k, v in span.attrs.items()
-                        if k.startswith("metadata.")}
+            metadata = {
+                k.removeprefix("metadata."): v
+                for k, v in span.attrs.items()
+                if k.startswith("metadata.")
+            }
         for key in ("app_version", "version", "release"):
             if metadata.get(key) not in (None, ""):
                 return str(metadata[key])
@@ -212,8 +241,11 @@ def _app_version(spans: list[Span]) -> str | None:
 
 def _meta(spans: list[Span]) -> dict[str, Any]:
     meta: dict[str, Any] = {"trace_ids": sorted({s.trace_id for s in spans if s.trace_id})}
-    for key, attr in (("prompt_version", "llm.prompt_template.version"), ("user_id", "user.id"),
-                      ("provider", "llm.provider")):
+    for key, attr in (
+        ("prompt_version", "llm.prompt_template.version"),
+        ("user_id", "user.id"),
+        ("provider", "llm.provider"),
+    ):
         value = first_attr(spans, attr)
         if value:
             meta[key] = value

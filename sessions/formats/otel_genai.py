@@ -176,11 +176,23 @@ def _add_tool(span: Span, rank: int, timeline: Timeline, pool: CallPool, who: st
     failed, message = span_error(span)
     result = attrs.get("gen_ai.tool.call.result", attrs.get("traceloop.entity.output"))
     output = json_text(result) if result not in (None, "") else (message if failed else "")
-    timeline.add(span.start, rank, Event(
-        EventKind.TOOL_CALL, call_id=call_id, name=name, input=args, subagent=who))
-    timeline.add(span.end, rank, Event(
-        EventKind.TOOL_RESULT, call_id=call_id, name=name, output=output, is_error=failed,
-        subagent=who))
+    timeline.add(
+        span.start,
+        rank,
+        Event(EventKind.TOOL_CALL, call_id=call_id, name=name, input=args, subagent=who),
+    )
+    timeline.add(
+        span.end,
+        rank,
+        Event(
+            EventKind.TOOL_RESULT,
+            call_id=call_id,
+            name=name,
+            output=output,
+            is_error=failed,
+            subagent=who,
+        ),
+    )
 
 
 def _unwrap_traceloop(args: Any) -> Any:
@@ -195,7 +207,8 @@ def _messages(span: Span) -> tuple[list[Msg], list[Msg]]:
     inputs = to_msgs(attrs["gen_ai.input.messages"]) if "gen_ai.input.messages" in attrs else []
     outputs = (
         to_msgs(attrs["gen_ai.output.messages"], "assistant")
-        if "gen_ai.output.messages" in attrs else []
+        if "gen_ai.output.messages" in attrs
+        else []
     )
     inputs = inputs or _legacy(attrs, "gen_ai.prompt", "user")
     outputs = outputs or _legacy(attrs, "gen_ai.completion", "assistant")
@@ -235,8 +248,11 @@ def _legacy(attrs: dict[str, Any], prefix: str, role: str) -> list[Msg]:
 def _blocks(content: Any) -> Any:
     # some instrumentations store content blocks as a JSON string; plain text may look like JSON
     value = json_value(content)
-    if isinstance(value, list) and value and all(isinstance(b, dict) and "type" in b
-                                                 for b in value):
+    if (
+        isinstance(value, list)
+        and value
+        and all(isinstance(b, dict) and "type" in b for b in value)
+    ):
         return value
     return content
 

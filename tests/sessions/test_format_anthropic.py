@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import shared_path
+from tests_support import shared_path
 
 from sessions.documents import Document, parse_bytes
 from sessions.errors import MalformedSessionError

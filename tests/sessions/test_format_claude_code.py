@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import SHARED, shared_path
+from tests_support import SHARED, shared_path
 
 from sessions.documents import Document, parse_bytes
 from sessions.models import EventKind, Session
@@ -44,9 +44,12 @@ def _relative(pattern: str) -> list[str]:
     return sorted(str(p.relative_to(SHARED)) for p in SHARED.glob(pattern))
 
 
-ALL_FILES = _relative(f"{SPOTTER}/*.jsonl") + _relative(
-    "corpus/claude_code/reliability/*__transcript.jsonl"
-) + _relative(f"{EXAMPLES}/claude_code_*.jsonl") + _relative(f"{SUBAGENT_EXAMPLE}/**/*.jsonl")
+ALL_FILES = (
+    _relative(f"{SPOTTER}/*.jsonl")
+    + _relative("corpus/claude_code/reliability/*__transcript.jsonl")
+    + _relative(f"{EXAMPLES}/claude_code_*.jsonl")
+    + _relative(f"{SUBAGENT_EXAMPLE}/**/*.jsonl")
+)
 RELIABILITY = _relative("corpus/claude_code/reliability/*__transcript.jsonl")
 COMPACTION = _relative(f"{SPOTTER}/*agent-acompact-*.jsonl")
 MAIN_WITH_SUBAGENTS = [
@@ -94,8 +97,12 @@ def inline(lines: list[Any]) -> Session:
 
 
 def envelope(kind: str, content: Any, **extra: Any) -> dict[str, Any]:
-    line = {"type": kind, "sessionId": "s1", "timestamp": "2026-02-01T10:00:00Z",
-            "message": {"role": kind, "content": content}}
+    line = {
+        "type": kind,
+        "sessionId": "s1",
+        "timestamp": "2026-02-01T10:00:00Z",
+        "message": {"role": kind, "content": content},
+    }
     line.update(extra)
     return line
 
@@ -127,17 +134,26 @@ def test_split_assistant_lines_become_one_response() -> None:
     session = parse_one(f"{EXAMPLES}/claude_code_session.jsonl")
     kinds = [e.kind for e in session.events]
     assert kinds == [
-        EventKind.USER, EventKind.ASSISTANT, EventKind.TOOL_CALL, EventKind.TOOL_RESULT,
-        EventKind.TOOL_CALL, EventKind.TOOL_RESULT, EventKind.ASSISTANT,
+        EventKind.USER,
+        EventKind.ASSISTANT,
+        EventKind.TOOL_CALL,
+        EventKind.TOOL_RESULT,
+        EventKind.TOOL_CALL,
+        EventKind.TOOL_RESULT,
+        EventKind.ASSISTANT,
     ]
     text, call = session.events[1], session.events[2]
     assert text.meta["response"] == call.meta["response"] == "msg_01LkFf6TEM2cX5xngiCiACE3"
     assert [e.index for e in session.events] == list(range(len(session.events)))
     assert session.id == "e24635d4-d3e2-43c4-bc82-377e6ce6b8c3"
     assert (session.agent, session.agent_version, session.model) == (
-        "claude-code", "2.1.89", "claude-opus-4-6")
+        "claude-code",
+        "2.1.89",
+        "claude-opus-4-6",
+    )
     assert session.started_at is not None and session.started_at.isoformat().startswith(
-        "2026-04-01T13:13:31.823")
+        "2026-04-01T13:13:31.823"
+    )
     assert session.registered_tools is None
     assert session.sources == [session.source]
 
@@ -185,15 +201,37 @@ def test_tool_errors_in_the_example() -> None:
 
 
 def test_error_signals_without_the_flag() -> None:
-    session = inline([
-        envelope("user", [{"type": "tool_result", "tool_use_id": "t1",
-                           "content": "<tool_use_error>File does not exist.</tool_use_error>"}]),
-        envelope("user", [{"type": "tool_result", "tool_use_id": "t2", "content": "boom"}],
-                 toolUseResult="Error: Exit code 1\nboom"),
-        envelope("user", [{"type": "tool_result", "tool_use_id": "t3", "is_error": False,
-                           "content": [{"type": "text", "text": "Error: in the file text"}]}],
-                 toolUseResult={"stdout": "Error: in the file text", "stderr": ""}),
-    ])
+    session = inline(
+        [
+            envelope(
+                "user",
+                [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": "<tool_use_error>File does not exist.</tool_use_error>",
+                    }
+                ],
+            ),
+            envelope(
+                "user",
+                [{"type": "tool_result", "tool_use_id": "t2", "content": "boom"}],
+                toolUseResult="Error: Exit code 1\nboom",
+            ),
+            envelope(
+                "user",
+                [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t3",
+                        "is_error": False,
+                        "content": [{"type": "text", "text": "Error: in the file text"}],
+                    }
+                ],
+                toolUseResult={"stdout": "Error: in the file text", "stderr": ""},
+            ),
+        ]
+    )
     flags = {e.call_id: e.is_error for e in session.events}
     assert flags == {"t1": True, "t2": True, "t3": False}
 
@@ -277,17 +315,21 @@ def test_harness_text_is_marked_synthetic() -> None:
         "websearch xterm.js tmux interactions",
     ]
     assert synthetic == {
-        "<command-name>/mcp</comm", "<local-command-stdout>Re", "[Request interrupted by ",
+        "<command-name>/mcp</comm",
+        "<local-command-stdout>Re",
+        "[Request interrupted by ",
         "<local-command-caveat>Ca",
     }
 
 
 def test_system_reminder_only_messages_are_synthetic() -> None:
-    session = inline([
-        envelope("user", "<system-reminder>\nhook output\n</system-reminder>"),
-        envelope("user", "<system-reminder>x</system-reminder> now fix the bug"),
-        envelope("user", "<task-notification>\n<task-id>b1</task-id>\n</task-notification>"),
-    ])
+    session = inline(
+        [
+            envelope("user", "<system-reminder>\nhook output\n</system-reminder>"),
+            envelope("user", "<system-reminder>x</system-reminder> now fix the bug"),
+            envelope("user", "<task-notification>\n<task-id>b1</task-id>\n</task-notification>"),
+        ]
+    )
     assert [bool(e.meta.get("synthetic")) for e in session.events] == [True, False, True]
 
 
@@ -307,7 +349,9 @@ def test_compaction_files_are_marked(relative: str) -> None:
     agent = next(line["agentId"] for line in raw_lines(relative))
     session = parse_one(relative)
     assert session.meta == {
-        "sidechain": True, "agent_id": agent, "compaction": True,
+        "sidechain": True,
+        "agent_id": agent,
+        "compaction": True,
         "parent_session_id": session.id.split(":")[0],
     }
     assert session.id.endswith(f":{agent}")
@@ -332,12 +376,15 @@ def test_example_subagent_is_linked_after_its_spawning_call() -> None:
     assert after[0].kind is EventKind.USER
     assert after[0].text == "Find every place that reads the port setting."
     assert all(e.meta.get("subagent_type") == "Explore" for e in after)
-    result = next(e for e in session.events
-                  if e.kind is EventKind.TOOL_RESULT and e.call_id == spawn.call_id)
+    result = next(
+        e for e in session.events if e.kind is EventKind.TOOL_RESULT and e.call_id == spawn.call_id
+    )
     assert result.index == spawn.index + 1 + len(child.events)
     assert [e.index for e in session.events] == list(range(len(session.events)))
     assert {c.call_id for c in session.tool_calls()} == {
-        "toolu_01Q3g2QgvKmHqJZ3XMPgmJJ5", "toolu_01SubGrep00000000000001"}
+        "toolu_01Q3g2QgvKmHqJZ3XMPgmJJ5",
+        "toolu_01SubGrep00000000000001",
+    }
     assert len(session.sources) == 2 and session.sources[0] == session.source
 
 
@@ -417,14 +464,34 @@ def test_stream_json_init_tools_become_registered_tools() -> None:
 
 def test_stream_json_result_and_deferred_tools() -> None:
     lines: list[Any] = [
-        {"type": "system", "subtype": "init", "session_id": "s2", "tools": ["Read"],
-         "model": "claude-sonnet-4-5", "claude_code_version": "2.1.100"},
-        {"type": "attachment", "sessionId": "s2", "parentUuid": None,
-         "attachment": {"type": "deferred_tools_delta", "addedNames": ["WebFetch"],
-                        "removedNames": []}},
-        {"type": "assistant", "session_id": "s2", "parent_tool_use_id": None,
-         "message": {"id": "m1", "model": "claude-sonnet-4-5",
-                     "content": [{"type": "text", "text": "Looking."}]}},
+        {
+            "type": "system",
+            "subtype": "init",
+            "session_id": "s2",
+            "tools": ["Read"],
+            "model": "claude-sonnet-4-5",
+            "claude_code_version": "2.1.100",
+        },
+        {
+            "type": "attachment",
+            "sessionId": "s2",
+            "parentUuid": None,
+            "attachment": {
+                "type": "deferred_tools_delta",
+                "addedNames": ["WebFetch"],
+                "removedNames": [],
+            },
+        },
+        {
+            "type": "assistant",
+            "session_id": "s2",
+            "parent_tool_use_id": None,
+            "message": {
+                "id": "m1",
+                "model": "claude-sonnet-4-5",
+                "content": [{"type": "text", "text": "Looking."}],
+            },
+        },
         {"type": "result", "subtype": "success", "session_id": "s2", "result": "Done: 3 files."},
     ]
     session = inline(lines)
@@ -435,14 +502,30 @@ def test_stream_json_result_and_deferred_tools() -> None:
 
 
 def test_api_errors_are_not_replies() -> None:
-    session = inline([
-        envelope("user", "hello"),
-        envelope("assistant", None, isApiErrorMessage=True, message={
-            "model": "<synthetic>", "id": "x",
-            "content": [{"type": "text", "text": "API Error: 529 Overloaded"}]}),
-        envelope("assistant", None, message={
-            "model": "claude-opus-4-6", "id": "m2", "content": [{"type": "text", "text": "Hi!"}]}),
-    ])
+    session = inline(
+        [
+            envelope("user", "hello"),
+            envelope(
+                "assistant",
+                None,
+                isApiErrorMessage=True,
+                message={
+                    "model": "<synthetic>",
+                    "id": "x",
+                    "content": [{"type": "text", "text": "API Error: 529 Overloaded"}],
+                },
+            ),
+            envelope(
+                "assistant",
+                None,
+                message={
+                    "model": "claude-opus-4-6",
+                    "id": "m2",
+                    "content": [{"type": "text", "text": "Hi!"}],
+                },
+            ),
+        ]
+    )
     kinds = [e.kind for e in session.events]
     assert kinds == [EventKind.USER, EventKind.SYSTEM, EventKind.ASSISTANT]
     assert session.events[1].text == "API Error: 529 Overloaded"
@@ -452,23 +535,31 @@ def test_api_errors_are_not_replies() -> None:
 
 
 def test_odd_lines_are_skipped_not_fatal() -> None:
-    session = inline([
-        "not an object",
-        42,
-        {"type": "mystery", "sessionId": "s1"},
-        {"type": "summary", "summary": "s", "leafUuid": "u"},
-        envelope("user", 17),
-        envelope("assistant", None, message="just a string"),
-        envelope("assistant", None, message={
-            "id": "m", "content": [None, 3, {"type": "tool_use"}]}),
-        envelope("user", [{"type": "tool_result", "tool_use_id": "t", "content": {"odd": 1}}]),
-        envelope("user", [{"type": "image", "source": {}}, "plain part"]),
-    ])
+    session = inline(
+        [
+            "not an object",
+            42,
+            {"type": "mystery", "sessionId": "s1"},
+            {"type": "summary", "summary": "s", "leafUuid": "u"},
+            envelope("user", 17),
+            envelope("assistant", None, message="just a string"),
+            envelope(
+                "assistant", None, message={"id": "m", "content": [None, 3, {"type": "tool_use"}]}
+            ),
+            envelope("user", [{"type": "tool_result", "tool_use_id": "t", "content": {"odd": 1}}]),
+            envelope("user", [{"type": "image", "source": {}}, "plain part"]),
+        ]
+    )
     assert session.id == "s1"
     assert session.warnings and "2 line(s)" in session.warnings[0]
     kinds = [e.kind for e in session.events]
-    assert kinds == [EventKind.USER, EventKind.ASSISTANT, EventKind.TOOL_CALL,
-                     EventKind.TOOL_RESULT, EventKind.USER]
+    assert kinds == [
+        EventKind.USER,
+        EventKind.ASSISTANT,
+        EventKind.TOOL_CALL,
+        EventKind.TOOL_RESULT,
+        EventKind.USER,
+    ]
     assert session.events[0].text == "17"
     assert session.events[1].text == "just a string"
     assert session.events[2].call_id is None and session.events[2].name is None
@@ -499,15 +590,29 @@ def test_reliability_transcripts_parse(relative: str) -> None:
 
 def test_repeated_lines_and_calls_count_once() -> None:
     call = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
-    first = envelope("assistant", None, uuid="u1", requestId="r1",
-                     message={"id": "m1", "model": "claude-opus-4-6",
-                              "content": [{"type": "text", "text": "Listing."}, call]})
+    first = envelope(
+        "assistant",
+        None,
+        uuid="u1",
+        requestId="r1",
+        message={
+            "id": "m1",
+            "model": "claude-opus-4-6",
+            "content": [{"type": "text", "text": "Listing."}, call],
+        },
+    )
     # The same call again on a line with another uuid and response (as a resumed session
     # may rewrite it), and the first line written twice.
-    again = envelope("assistant", None, uuid="u2", requestId="r2",
-                     message={"id": "m2", "model": "claude-opus-4-6", "content": [call]})
-    result = envelope("user", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a"}],
-                      uuid="u3")
+    again = envelope(
+        "assistant",
+        None,
+        uuid="u2",
+        requestId="r2",
+        message={"id": "m2", "model": "claude-opus-4-6", "content": [call]},
+    )
+    result = envelope(
+        "user", [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "a"}], uuid="u3"
+    )
     session = inline([first, first, result, again, dict(result, uuid="u4")])
     kinds = [e.kind for e in session.events]
     assert kinds == [EventKind.ASSISTANT, EventKind.TOOL_CALL, EventKind.TOOL_RESULT]
@@ -515,39 +620,90 @@ def test_repeated_lines_and_calls_count_once() -> None:
 
 def test_spawn_known_only_from_progress_lines() -> None:
     # A background agent: no tool result names it yet, only the parent's progress lines do.
-    spawn = {"type": "tool_use", "id": "toolu_spawn", "name": "Task",
-             "input": {"subagent_type": "Explore", "prompt": "look", "run_in_background": True}}
-    parent = inline([
-        envelope("user", "go", timestamp="2026-02-01T10:00:00Z"),
-        envelope("assistant", None, timestamp="2026-02-01T10:00:01Z",
-                 message={"id": "m1", "model": "claude-opus-4-6", "content": [spawn]}),
-        {"type": "progress", "sessionId": "s1", "parentToolUseID": "toolu_spawn",
-         "toolUseID": "agent_msg_1", "data": {"type": "agent_progress", "agentId": "abc1234",
-                                              "message": {"type": "assistant"}}},
-        envelope("assistant", None, timestamp="2026-02-01T10:00:02Z",
-                 message={"id": "m2", "model": "claude-opus-4-6",
-                          "content": [{"type": "text", "text": "Waiting."}]}),
-    ])
+    spawn = {
+        "type": "tool_use",
+        "id": "toolu_spawn",
+        "name": "Task",
+        "input": {"subagent_type": "Explore", "prompt": "look", "run_in_background": True},
+    }
+    parent = inline(
+        [
+            envelope("user", "go", timestamp="2026-02-01T10:00:00Z"),
+            envelope(
+                "assistant",
+                None,
+                timestamp="2026-02-01T10:00:01Z",
+                message={"id": "m1", "model": "claude-opus-4-6", "content": [spawn]},
+            ),
+            {
+                "type": "progress",
+                "sessionId": "s1",
+                "parentToolUseID": "toolu_spawn",
+                "toolUseID": "agent_msg_1",
+                "data": {
+                    "type": "agent_progress",
+                    "agentId": "abc1234",
+                    "message": {"type": "assistant"},
+                },
+            },
+            envelope(
+                "assistant",
+                None,
+                timestamp="2026-02-01T10:00:02Z",
+                message={
+                    "id": "m2",
+                    "model": "claude-opus-4-6",
+                    "content": [{"type": "text", "text": "Waiting."}],
+                },
+            ),
+        ]
+    )
     assert parent.meta["subagent_calls"] == {"abc1234": "toolu_spawn"}
     assert parent.meta["subagent_types"] == {"abc1234": "Explore"}
     # Stamped after "Waiting.": only the spawn link can place it right after the call.
-    child = inline([envelope("user", "look", isSidechain=True, agentId="abc1234",
-                             timestamp="2026-02-01T10:00:05Z")])
+    child = inline(
+        [
+            envelope(
+                "user",
+                "look",
+                isSidechain=True,
+                agentId="abc1234",
+                timestamp="2026-02-01T10:00:05Z",
+            )
+        ]
+    )
     [session] = cc.link_subagents([parent, child])
     assert [(e.kind, e.subagent) for e in session.events] == [
-        (EventKind.USER, None), (EventKind.TOOL_CALL, None), (EventKind.USER, "abc1234"),
-        (EventKind.ASSISTANT, None)]
+        (EventKind.USER, None),
+        (EventKind.TOOL_CALL, None),
+        (EventKind.USER, "abc1234"),
+        (EventKind.ASSISTANT, None),
+    ]
     assert session.events[2].meta == {"subagent_type": "Explore"}
 
 
 def test_stream_json_errors_are_system_events() -> None:
-    session = inline([
-        {"type": "assistant", "session_id": "s3", "error": "rate_limit",
-         "message": {"id": "m1", "model": "<synthetic>",
-                     "content": [{"type": "text", "text": "API Error: Rate limit reached"}]}},
-        {"type": "result", "subtype": "error_max_turns", "session_id": "s3", "is_error": True,
-         "errors": ["Reached maximum number of turns (3)"]},
-    ])
+    session = inline(
+        [
+            {
+                "type": "assistant",
+                "session_id": "s3",
+                "error": "rate_limit",
+                "message": {
+                    "id": "m1",
+                    "model": "<synthetic>",
+                    "content": [{"type": "text", "text": "API Error: Rate limit reached"}],
+                },
+            },
+            {
+                "type": "result",
+                "subtype": "error_max_turns",
+                "session_id": "s3",
+                "is_error": True,
+                "errors": ["Reached maximum number of turns (3)"],
+            },
+        ]
+    )
     assert [e.kind for e in session.events] == [EventKind.SYSTEM, EventKind.SYSTEM]
     assert session.events[0].meta == {"synthetic": True, "api_error": True}
     assert session.events[1].text == "Reached maximum number of turns (3)"

@@ -15,7 +15,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import SHARED, shared_path
+from tests_support import SHARED, shared_path
 
 from sessions.documents import Document, parse_bytes
 from sessions.errors import MalformedSessionError

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import shared_path
+from tests_support import shared_path
 
 from sessions.documents import Document, parse_bytes
 from sessions.errors import MalformedSessionError
@@ -64,8 +64,14 @@ def span(span_id: str, start: int, attrs: dict[str, Any], **extra: Any) -> dict[
 
 def otlp(*spans: dict[str, Any], resource: dict[str, Any] | None = None) -> dict[str, Any]:
     attrs = [{"key": k, "value": any_of(v)} for k, v in (resource or {}).items()]
-    return {"resourceSpans": [{"resource": {"attributes": attrs},
-                               "scopeSpans": [{"scope": {"name": "t"}, "spans": list(spans)}]}]}
+    return {
+        "resourceSpans": [
+            {
+                "resource": {"attributes": attrs},
+                "scopeSpans": [{"scope": {"name": "t"}, "spans": list(spans)}],
+            }
+        ]
+    }
 
 
 def scenario(events: list[Any]) -> list[tuple[Any, ...]]:
@@ -88,8 +94,12 @@ def test_example_gives_the_scenario_with_identity_and_tools() -> None:
     assert scenario(session.events) == [
         (EventKind.USER, QUESTION),
         (EventKind.TOOL_CALL, CONFIG_ID, "read_file", {"path": "config.yaml"}),
-        (EventKind.TOOL_RESULT, CONFIG_ID, True,
-         "[Errno 2] No such file or directory: 'config.yaml'"),
+        (
+            EventKind.TOOL_RESULT,
+            CONFIG_ID,
+            True,
+            "[Errno 2] No such file or directory: 'config.yaml'",
+        ),
         (EventKind.TOOL_CALL, SETTINGS_ID, "read_file", {"path": "settings.yaml"}),
         (EventKind.TOOL_RESULT, SETTINGS_ID, False, "port: 8080\nhost: localhost\n"),
         (EventKind.ASSISTANT, REPLY),
@@ -102,7 +112,8 @@ def test_example_gives_the_scenario_with_identity_and_tools() -> None:
     assert session.registered_tools is not None
     assert session.registered_tools.names == frozenset({"read_file"})
     assert session.started_at is not None and session.started_at.isoformat().startswith(
-        "2026-04-01T13:13:31.823")
+        "2026-04-01T13:13:31.823"
+    )
     assert session.format == "otel_genai" and session.meta["provider"] == "openai"
 
 
@@ -114,8 +125,12 @@ def test_without_tool_spans_calls_are_rebuilt_from_chat_history_once() -> None:
     assert scenario(session.events) == [
         (EventKind.USER, QUESTION),
         (EventKind.TOOL_CALL, CONFIG_ID, "read_file", {"path": "config.yaml"}),
-        (EventKind.TOOL_RESULT, CONFIG_ID, True,
-         "Error: FileNotFoundError: [Errno 2] No such file or directory: 'config.yaml'"),
+        (
+            EventKind.TOOL_RESULT,
+            CONFIG_ID,
+            True,
+            "Error: FileNotFoundError: [Errno 2] No such file or directory: 'config.yaml'",
+        ),
         (EventKind.TOOL_CALL, SETTINGS_ID, "read_file", {"path": "settings.yaml"}),
         (EventKind.TOOL_RESULT, SETTINGS_ID, False, "port: 8080\nhost: localhost\n"),
         (EventKind.ASSISTANT, REPLY),
@@ -126,22 +141,39 @@ def test_without_tool_spans_calls_are_rebuilt_from_chat_history_once() -> None:
 
 def test_structured_content_and_result_key_match_json_string_form() -> None:
     user = {"role": "user", "parts": [{"type": "text", "content": "weather in Paris?"}]}
-    call = {"role": "assistant", "parts": [
-        {"type": "tool_call", "id": "c1", "name": "get_weather", "arguments": {"city": "Paris"}}]}
+    call = {
+        "role": "assistant",
+        "parts": [
+            {"type": "tool_call", "id": "c1", "name": "get_weather", "arguments": {"city": "Paris"}}
+        ],
+    }
     # the registry docs' examples write ``result``; the schema says ``response``
-    result = {"role": "tool", "parts": [{"type": "tool_call_response", "id": "c1",
-                                         "result": "rainy, 57F"}]}
-    answer = {"role": "assistant", "parts": [{"type": "text", "content": "It is rainy."}],
-              "finish_reason": "stop"}
+    result = {
+        "role": "tool",
+        "parts": [{"type": "tool_call_response", "id": "c1", "result": "rainy, 57F"}],
+    }
+    answer = {
+        "role": "assistant",
+        "parts": [{"type": "text", "content": "It is rainy."}],
+        "finish_reason": "stop",
+    }
     tools = [{"type": "function", "name": "get_weather", "parameters": {"type": "object"}}]
 
     def build(encode: Any) -> Document:
-        first = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
-                 "gen_ai.input.messages": encode([user]), "gen_ai.output.messages": encode([call]),
-                 "gen_ai.tool.definitions": encode(tools), "gen_ai.conversation.id": "conv-9"}
-        second = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "gpt-4o",
-                  "gen_ai.input.messages": encode([user, call, result]),
-                  "gen_ai.output.messages": encode([answer])}
+        first = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": "gpt-4o",
+            "gen_ai.input.messages": encode([user]),
+            "gen_ai.output.messages": encode([call]),
+            "gen_ai.tool.definitions": encode(tools),
+            "gen_ai.conversation.id": "conv-9",
+        }
+        second = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": "gpt-4o",
+            "gen_ai.input.messages": encode([user, call, result]),
+            "gen_ai.output.messages": encode([answer]),
+        }
         return doc_of(otlp(span("01" * 8, 0, first), span("02" * 8, 10, second)))
 
     structured = otel_genai.parse(build(lambda v: v))
@@ -160,26 +192,61 @@ def test_structured_content_and_result_key_match_json_string_form() -> None:
 
 def test_legacy_span_events_and_gen_ai_system() -> None:
     def event(name: str, body: dict[str, Any]) -> dict[str, Any]:
-        return {"name": name, "timeUnixNano": "1775000000001000000", "attributes": [
-            {"key": "gen_ai.system", "value": {"stringValue": "openai"}},
-            {"key": "gen_ai.event.content", "value": {"stringValue": orjson.dumps(body).decode()}}]}
+        return {
+            "name": name,
+            "timeUnixNano": "1775000000001000000",
+            "attributes": [
+                {"key": "gen_ai.system", "value": {"stringValue": "openai"}},
+                {
+                    "key": "gen_ai.event.content",
+                    "value": {"stringValue": orjson.dumps(body).decode()},
+                },
+            ],
+        }
 
-    call = {"id": "call_1", "type": "function",
-            "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'}}
-    first = span("01" * 8, 0, {"gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o"},
-                 events=[event("gen_ai.user.message", {"content": "open a.txt"}),
-                         event("gen_ai.choice", {"index": 0, "finish_reason": "tool_calls",
-                                                 "message": {"tool_calls": [call]}})])
-    tool = span("02" * 8, 10, {"gen_ai.tool.name": "read_file", "gen_ai.tool.call.id": "call_1"},
-                name="execute_tool read_file",
-                status={"code": "STATUS_CODE_ERROR"},
-                events=[{"name": "exception", "attributes": [
-                    {"key": "exception.message", "value": {"stringValue": "a.txt: not found"}}]}])
-    second = span("03" * 8, 20, {"gen_ai.system": "openai", "gen_ai.response.model": "gpt-4o-x"},
-                  events=[event("gen_ai.user.message", {"content": "open a.txt"}),
-                          event("gen_ai.assistant.message", {"tool_calls": [call]}),
-                          event("gen_ai.tool.message", {"id": "call_1", "content": "not found"}),
-                          event("gen_ai.choice", {"message": {"content": "a.txt is missing."}})])
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "read_file", "arguments": '{"path": "a.txt"}'},
+    }
+    first = span(
+        "01" * 8,
+        0,
+        {"gen_ai.system": "openai", "gen_ai.request.model": "gpt-4o"},
+        events=[
+            event("gen_ai.user.message", {"content": "open a.txt"}),
+            event(
+                "gen_ai.choice",
+                {"index": 0, "finish_reason": "tool_calls", "message": {"tool_calls": [call]}},
+            ),
+        ],
+    )
+    tool = span(
+        "02" * 8,
+        10,
+        {"gen_ai.tool.name": "read_file", "gen_ai.tool.call.id": "call_1"},
+        name="execute_tool read_file",
+        status={"code": "STATUS_CODE_ERROR"},
+        events=[
+            {
+                "name": "exception",
+                "attributes": [
+                    {"key": "exception.message", "value": {"stringValue": "a.txt: not found"}}
+                ],
+            }
+        ],
+    )
+    second = span(
+        "03" * 8,
+        20,
+        {"gen_ai.system": "openai", "gen_ai.response.model": "gpt-4o-x"},
+        events=[
+            event("gen_ai.user.message", {"content": "open a.txt"}),
+            event("gen_ai.assistant.message", {"tool_calls": [call]}),
+            event("gen_ai.tool.message", {"id": "call_1", "content": "not found"}),
+            event("gen_ai.choice", {"message": {"content": "a.txt is missing."}}),
+        ],
+    )
     [session] = otel_genai.parse(doc_of(otlp(first, tool, second)))
     assert scenario(session.events) == [
         (EventKind.USER, "open a.txt"),
@@ -195,9 +262,13 @@ def test_legacy_span_events_and_gen_ai_system() -> None:
 
 def test_flattened_openllmetry_attributes_and_error_type_only() -> None:
     llm = {
-        "gen_ai.system": "openai", "llm.request.type": "chat", "gen_ai.request.model": "gpt-4.1",
-        "llm.request.functions.0.name": "read_file", "llm.request.functions.1.name": "list_dir",
-        "gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": QUESTION,
+        "gen_ai.system": "openai",
+        "llm.request.type": "chat",
+        "gen_ai.request.model": "gpt-4.1",
+        "llm.request.functions.0.name": "read_file",
+        "llm.request.functions.1.name": "list_dir",
+        "gen_ai.prompt.0.role": "user",
+        "gen_ai.prompt.0.content": QUESTION,
         "gen_ai.completion.0.role": "assistant",
         "gen_ai.completion.0.tool_calls.0.id": CONFIG_ID,
         "gen_ai.completion.0.tool_calls.0.name": "read_file",
@@ -205,14 +276,19 @@ def test_flattened_openllmetry_attributes_and_error_type_only() -> None:
         "traceloop.association.properties.session_id": "sess_7f3c2a1e",
     }
     final = {
-        "gen_ai.system": "openai", "gen_ai.request.model": "gpt-4.1",
-        "gen_ai.prompt.0.role": "user", "gen_ai.prompt.0.content": QUESTION,
-        "gen_ai.prompt.1.role": "assistant", "gen_ai.prompt.1.tool_calls.0.id": CONFIG_ID,
+        "gen_ai.system": "openai",
+        "gen_ai.request.model": "gpt-4.1",
+        "gen_ai.prompt.0.role": "user",
+        "gen_ai.prompt.0.content": QUESTION,
+        "gen_ai.prompt.1.role": "assistant",
+        "gen_ai.prompt.1.tool_calls.0.id": CONFIG_ID,
         "gen_ai.prompt.1.tool_calls.0.name": "read_file",
         "gen_ai.prompt.1.tool_calls.0.arguments": '{"path":"config.yaml"}',
-        "gen_ai.prompt.2.role": "tool", "gen_ai.prompt.2.tool_call_id": CONFIG_ID,
+        "gen_ai.prompt.2.role": "tool",
+        "gen_ai.prompt.2.tool_call_id": CONFIG_ID,
         "gen_ai.prompt.2.content": "Error: FileNotFoundError: config.yaml",
-        "gen_ai.completion.0.role": "assistant", "gen_ai.completion.0.content": "No config.yaml.",
+        "gen_ai.completion.0.role": "assistant",
+        "gen_ai.completion.0.content": "No config.yaml.",
     }
     [session] = otel_genai.parse(doc_of(otlp(span("01" * 8, 0, llm), span("02" * 8, 10, final))))
     assert scenario(session.events) == [
@@ -225,9 +301,16 @@ def test_flattened_openllmetry_attributes_and_error_type_only() -> None:
     assert session.registered_tools is not None
     assert session.registered_tools.names == frozenset({"read_file", "list_dir"})
 
-    failing = span("03" * 8, 0, {"gen_ai.operation.name": "execute_tool",
-                                 "gen_ai.tool.name": "fetch", "gen_ai.tool.call.id": "t9",
-                                 "error.type": "timeout"})
+    failing = span(
+        "03" * 8,
+        0,
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "fetch",
+            "gen_ai.tool.call.id": "t9",
+            "error.type": "timeout",
+        },
+    )
     [session] = otel_genai.parse(doc_of(otlp(failing)))
     assert scenario(session.events) == [
         (EventKind.TOOL_CALL, "t9", "fetch", None),  # arguments not recorded: unknown
@@ -236,25 +319,36 @@ def test_flattened_openllmetry_attributes_and_error_type_only() -> None:
 
 
 def test_deprecated_whole_prompt_and_completion_attributes() -> None:
-    attrs = {"gen_ai.system": "openai", "gen_ai.request.model": "gpt-4",
-             "gen_ai.prompt": orjson.dumps([{"role": "system", "content": "be brief"},
-                                            {"role": "user", "content": "hi"}]).decode(),
-             "gen_ai.completion": '[{"role": "assistant", "content": "hello"}]'}
+    attrs = {
+        "gen_ai.system": "openai",
+        "gen_ai.request.model": "gpt-4",
+        "gen_ai.prompt": orjson.dumps(
+            [{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"}]
+        ).decode(),
+        "gen_ai.completion": '[{"role": "assistant", "content": "hello"}]',
+    }
     [session] = otel_genai.parse(doc_of(otlp(span("01" * 8, 0, attrs))))
     assert scenario(session.events) == [(EventKind.USER, "hi"), (EventKind.ASSISTANT, "hello")]
 
 
 def test_json_lines_requests_group_by_conversation_then_trace() -> None:
     def turn(trace: str, start: int, text: str, conv: str | None) -> dict[str, Any]:
-        attrs = {"gen_ai.operation.name": "chat", "gen_ai.request.model": "m",
-                 "gen_ai.input.messages": [{"role": "user", "parts": [
-                     {"type": "text", "content": text}]}]}
+        attrs = {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": "m",
+            "gen_ai.input.messages": [
+                {"role": "user", "parts": [{"type": "text", "content": text}]}
+            ],
+        }
         if conv:
             attrs["gen_ai.conversation.id"] = conv
         return otlp(span(f"{start:016x}", start, attrs, trace_id=trace))
 
-    lines = [turn("a" * 32, 0, "one", "c1"), turn("b" * 32, 50, "two", "c1"),
-             turn("c" * 32, 10, "three", None)]
+    lines = [
+        turn("a" * 32, 0, "one", "c1"),
+        turn("b" * 32, 50, "two", "c1"),
+        turn("c" * 32, 10, "three", None),
+    ]
     raw = b"\n".join(orjson.dumps(line) for line in lines)
     doc = parse_bytes("collector.jsonl", raw)
     assert doc.jsonl and otel_genai.sniff(doc)
@@ -265,17 +359,35 @@ def test_json_lines_requests_group_by_conversation_then_trace() -> None:
 
 
 def test_nested_invoke_agent_marks_subagent_steps() -> None:
-    outer = span("01" * 8, 0, {"gen_ai.operation.name": "invoke_agent",
-                               "gen_ai.agent.name": "planner"}, name="invoke_agent planner")
-    inner = span("02" * 8, 5, {"gen_ai.operation.name": "invoke_agent",
-                               "gen_ai.agent.name": "coder"}, parentSpanId="01" * 8)
-    tool = span("03" * 8, 6, {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "run",
-                              "gen_ai.tool.call.id": "r1", "gen_ai.tool.call.result": {"ok": True}},
-                parentSpanId="02" * 8)
+    outer = span(
+        "01" * 8,
+        0,
+        {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "planner"},
+        name="invoke_agent planner",
+    )
+    inner = span(
+        "02" * 8,
+        5,
+        {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "coder"},
+        parentSpanId="01" * 8,
+    )
+    tool = span(
+        "03" * 8,
+        6,
+        {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "run",
+            "gen_ai.tool.call.id": "r1",
+            "gen_ai.tool.call.result": {"ok": True},
+        },
+        parentSpanId="02" * 8,
+    )
     [session] = otel_genai.parse(doc_of(otlp(outer, inner, tool)))
     assert session.agent == "planner"
     assert [(e.kind, e.subagent, e.output) for e in session.events] == [
-        (EventKind.TOOL_CALL, "coder", ""), (EventKind.TOOL_RESULT, "coder", '{"ok":true}')]
+        (EventKind.TOOL_CALL, "coder", ""),
+        (EventKind.TOOL_RESULT, "coder", '{"ok":true}'),
+    ]
 
 
 @pytest.mark.parametrize(
@@ -302,7 +414,8 @@ def test_sniff_leaves_openinference_and_plain_otlp_alone() -> None:
     assert otel_genai.sniff(doc_of(data))
     marked = copy.deepcopy(data)
     marked["resourceSpans"][0]["scopeSpans"][0]["spans"][0]["attributes"].append(
-        {"key": "openinference.span.kind", "value": {"stringValue": "AGENT"}})
+        {"key": "openinference.span.kind", "value": {"stringValue": "AGENT"}}
+    )
     assert not otel_genai.sniff(doc_of(marked))
     http = otlp(span("01" * 8, 0, {"http.request.method": "GET"}, name="GET /"))
     assert not otel_genai.sniff(doc_of(http))

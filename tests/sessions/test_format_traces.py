@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
-from conftest import shared_path
+from tests_support import shared_path
 
 from sessions.documents import Document, parse_bytes
 from sessions.errors import MalformedSessionError, UnknownFormatError
@@ -23,10 +23,18 @@ REPLY = (
     "config.yaml doesn't exist. settings.yaml sets the port: the app listens on 8080 "
     "(host localhost)."
 )
-MINE = {"otel_genai": otel_genai, "openinference": openinference, "langfuse": langfuse,
-        "langsmith": langsmith}
-CLAIMS = {"otel_genai_otlp.json": "otel_genai", "openinference_spans.json": "openinference",
-          "langfuse_trace.json": "langfuse", "langsmith_runs.json": "langsmith"}
+MINE = {
+    "otel_genai": otel_genai,
+    "openinference": openinference,
+    "langfuse": langfuse,
+    "langsmith": langsmith,
+}
+CLAIMS = {
+    "otel_genai_otlp.json": "otel_genai",
+    "openinference_spans.json": "openinference",
+    "langfuse_trace.json": "langfuse",
+    "langsmith_runs.json": "langsmith",
+}
 
 
 def load(name: str) -> Any:
@@ -83,20 +91,27 @@ def test_openinference_example() -> None:
 
 def _to_otlp(flat: dict[str, Any]) -> dict[str, Any]:
     """The flat example re-encoded as OTLP JSON (status codes as integers)."""
+
     def value(v: Any) -> dict[str, Any]:
         return {"intValue": str(v)} if isinstance(v, int) else {"stringValue": v}
 
     spans = []
     for i, s in enumerate(flat["spans"]):
-        spans.append({
-            "traceId": "4bf92f3577b34da6a3ce929d0e0e4736", "spanId": s["span_id"],
-            "parentSpanId": s["parent_id"] or "", "name": s["name"],
-            "startTimeUnixNano": str(1775049211823000000 + i * 10**9),
-            "endTimeUnixNano": str(1775049211823000000 + i * 10**9 + 5 * 10**8),
-            "attributes": [{"key": k, "value": value(v)} for k, v in s["attributes"].items()],
-            "status": {"code": 2 if s["status_code"] == "ERROR" else 1,
-                       "message": s.get("status_message", "")},
-        })
+        spans.append(
+            {
+                "traceId": "4bf92f3577b34da6a3ce929d0e0e4736",
+                "spanId": s["span_id"],
+                "parentSpanId": s["parent_id"] or "",
+                "name": s["name"],
+                "startTimeUnixNano": str(1775049211823000000 + i * 10**9),
+                "endTimeUnixNano": str(1775049211823000000 + i * 10**9 + 5 * 10**8),
+                "attributes": [{"key": k, "value": value(v)} for k, v in s["attributes"].items()],
+                "status": {
+                    "code": 2 if s["status_code"] == "ERROR" else 1,
+                    "message": s.get("status_message", ""),
+                },
+            }
+        )
     return {"resourceSpans": [{"resource": {}, "scopeSpans": [{"spans": spans}]}]}
 
 
@@ -107,28 +122,73 @@ def test_openinference_in_otlp_json_is_not_claimed_by_otel_genai() -> None:
     [session] = openinference.parse(doc)
     assert steps(session) == SCENARIO
     assert session.started_at is not None and session.meta["trace_ids"] == [
-        "4bf92f3577b34da6a3ce929d0e0e4736"]
+        "4bf92f3577b34da6a3ce929d0e0e4736"
+    ]
 
 
 def test_openinference_phoenix_nested_attributes_and_rebuild_without_tool_spans() -> None:
-    llm = {"openinference": {"span": {"kind": "LLM"}}, "session": {"id": "s1"},
-           "llm": {"model_name": "claude-x",
-                   "input_messages": [{"message": {"role": "user", "content": "ls please"}}],
-                   "output_messages": [{"message": {"role": "assistant", "tool_calls": [
-                       {"tool_call": {"id": "t1", "function": {
-                           "name": "ls", "arguments": '{"dir": "."}'}}}]}}]}}
-    final = {"openinference": {"span": {"kind": "LLM"}},
-             "llm": {"input_messages": [
-                 {"message": {"role": "user", "content": "ls please"}},
-                 {"message": {"role": "tool", "tool_call_id": "t1", "content": "a.txt"}}],
-                 "output_messages": [{"message": {"role": "assistant", "contents": [
-                     {"message_content": {"type": "text", "text": "One file: a.txt"}}]}}]}}
-    data = {"data": [
-        {"name": "llm", "context": {"trace_id": "t", "span_id": "1"}, "span_kind": "LLM",
-         "start_time": "2026-04-01T10:00:00Z", "status_code": "OK", "attributes": llm},
-        {"name": "llm", "context": {"trace_id": "t", "span_id": "2"}, "span_kind": "LLM",
-         "start_time": "2026-04-01T10:00:05Z", "status_code": "OK", "attributes": final},
-    ]}
+    llm = {
+        "openinference": {"span": {"kind": "LLM"}},
+        "session": {"id": "s1"},
+        "llm": {
+            "model_name": "claude-x",
+            "input_messages": [{"message": {"role": "user", "content": "ls please"}}],
+            "output_messages": [
+                {
+                    "message": {
+                        "role": "assistant",
+                        "tool_calls": [
+                            {
+                                "tool_call": {
+                                    "id": "t1",
+                                    "function": {"name": "ls", "arguments": '{"dir": "."}'},
+                                }
+                            }
+                        ],
+                    }
+                }
+            ],
+        },
+    }
+    final = {
+        "openinference": {"span": {"kind": "LLM"}},
+        "llm": {
+            "input_messages": [
+                {"message": {"role": "user", "content": "ls please"}},
+                {"message": {"role": "tool", "tool_call_id": "t1", "content": "a.txt"}},
+            ],
+            "output_messages": [
+                {
+                    "message": {
+                        "role": "assistant",
+                        "contents": [
+                            {"message_content": {"type": "text", "text": "One file: a.txt"}}
+                        ],
+                    }
+                }
+            ],
+        },
+    }
+    data = {
+        "data": [
+            {
+                "name": "llm",
+                "context": {"trace_id": "t", "span_id": "1"},
+                "span_kind": "LLM",
+                "start_time": "2026-04-01T10:00:00Z",
+                "status_code": "OK",
+                "attributes": llm,
+            },
+            {
+                "name": "llm",
+                "context": {"trace_id": "t", "span_id": "2"},
+                "span_kind": "LLM",
+                "start_time": "2026-04-01T10:00:05Z",
+                "status_code": "OK",
+                "attributes": final,
+            },
+        ]
+    }
     doc = doc_of(data)
     assert openinference.sniff(doc) and not langfuse.sniff(doc)
     [session] = openinference.parse(doc)
@@ -162,8 +222,10 @@ def test_langfuse_call_ids_from_generation_else_observation_id() -> None:
     [session] = langfuse.parse(doc_of(trace))
     calls = [(e.call_id, e.input) for e in session.tool_calls()]
     # the first matches the preceding GENERATION's tool_calls; the second has no request
-    assert calls == [(CONFIG_ID, {"path": "config.yaml"}),
-                     ("4d5e6f708192a3b4", {"path": "settings.yaml"})]
+    assert calls == [
+        (CONFIG_ID, {"path": "config.yaml"}),
+        ("4d5e6f708192a3b4", {"path": "settings.yaml"}),
+    ]
     results = [e.call_id for e in session.events if e.kind is EventKind.TOOL_RESULT]
     assert results == [CONFIG_ID, "4d5e6f708192a3b4"]
     assert session.registered_tools is None
@@ -172,12 +234,32 @@ def test_langfuse_call_ids_from_generation_else_observation_id() -> None:
 def test_langfuse_trace_lists_group_by_session_id() -> None:
     first = load("langfuse_trace.json")
     second = copy.deepcopy(first)
-    second.update(id="trace-2", timestamp="2026-04-01T14:00:00Z", input="and the host?",
-                  output="localhost")
-    second["observations"] = [{"id": "g2", "type": "GENERATION", "startTime":
-                               "2026-04-01T14:00:01Z", "output": "localhost", "model": "m"}]
-    other = {"id": "trace-3", "observations": [{"id": "x", "type": "SPAN", "traceId": "trace-3"}],
-             "input": "unrelated"}
+    # the next turn's input repeats the conversation so far: only the new question is new
+    history = [
+        {"role": "user", "content": QUESTION},
+        {"role": "assistant", "content": REPLY},
+        {"role": "user", "content": "and the host?"},
+    ]
+    second.update(
+        id="trace-2",
+        timestamp="2026-04-01T14:00:00Z",
+        input={"messages": history},
+        output="localhost",
+    )
+    second["observations"] = [
+        {
+            "id": "g2",
+            "type": "GENERATION",
+            "startTime": "2026-04-01T14:00:01Z",
+            "output": "localhost",
+            "model": "m",
+        }
+    ]
+    other = {
+        "id": "trace-3",
+        "observations": [{"id": "x", "type": "SPAN", "traceId": "trace-3"}],
+        "input": "unrelated",
+    }
     for data in ([second, first, other], {"data": [first, second, other]}):
         doc = doc_of(data)
         assert langfuse.sniff(doc)
@@ -199,7 +281,10 @@ def test_langsmith_example() -> None:
     assert session.id == "sess_7f3c2a1e"  # extra.metadata.thread_id, not run.session_id
     assert session.meta["project_id"] == "6b4f1a2e-0c3d-4e5f-8a9b-0c1d2e3f4a5b"
     assert (session.agent, session.agent_version, session.model) == (
-        "Config Assistant", "1.4.2", "gpt-4.1")
+        "Config Assistant",
+        "1.4.2",
+        "gpt-4.1",
+    )
     assert session.registered_tools is not None
     assert session.registered_tools.names == frozenset({"read_file"})
 
