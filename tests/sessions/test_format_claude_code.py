@@ -255,6 +255,7 @@ def test_error_flags_match_the_raw_lines(relative: str) -> None:
 
 
 def test_corpus_error_count() -> None:
+    shared_path(SPOTTER)
     # The corpus README counts 44 is_error results in the spotter files (the examples excluded).
     flagged = sum(
         1
@@ -399,6 +400,7 @@ def _spawn_of(relative: str) -> tuple[str, str]:
 @pytest.mark.parametrize("stem", MAIN_WITH_SUBAGENTS)
 def test_spotter_session_links_its_subagent_and_compaction(stem: str) -> None:
     main_file = f"{SPOTTER}/{stem}.jsonl"
+    shared_path(main_file)
     side_files = _relative(f"{SPOTTER}/{stem}__subagents__*.jsonl")
     assert len(side_files) == 2
     agent, spawn_call = _spawn_of(main_file)
