@@ -196,7 +196,7 @@ def _print_summary(m: dict[str, Any], seconds: float) -> None:
         )
     for kind, count in m["signals_by_kind"].items() or [("signals", 0)]:
         print(f"  {kind}: {count}")
-    print(f"  results: {m['manifest_key']}")
+    print(f"  results: {m['results_location']}{m['manifest_key']}")
 
 
 if __name__ == "__main__":

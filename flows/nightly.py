@@ -104,6 +104,7 @@ def run_day(loaded: LoadedConfig, day: date) -> dict[str, Any]:
         "code_version": code_version(),
         "config_hash": loaded.hash,
         "sessions_location": parts.sessions.url,
+        "results_location": parts.results.url,
         "prefix": prefix,
         "started_at": started.isoformat(),
         "finished_at": datetime.now(UTC).isoformat(),

@@ -7,7 +7,10 @@ from __future__ import annotations
 
 import logging
 import sys
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
+
+if TYPE_CHECKING:
+    from rich.progress import TaskID
 
 log = logging.getLogger("halluwatch")
 
@@ -53,7 +56,7 @@ class BarReporter:
             TimeElapsedColumn(),
             transient=False,
         )
-        self.task = None
+        self.task: TaskID | None = None
         self.sessions = 0
 
     def start(self, total: int, description: str) -> None:

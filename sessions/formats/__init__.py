@@ -1,6 +1,6 @@
 """Session format adapters. Importing this package registers every adapter."""
 
-from sessions.formats import (  # noqa: F401  (imported to register the adapters)
+from sessions.formats import (
     anthropic_messages,
     claude_code,
     langfuse,
@@ -13,4 +13,19 @@ from sessions.formats import (  # noqa: F401  (imported to register the adapters
 )
 from sessions.formats.registry import Adapter, adapters, detect, format_names, get_adapter
 
-__all__ = ["Adapter", "adapters", "detect", "format_names", "get_adapter"]
+__all__ = [
+    "Adapter",
+    "adapters",
+    "anthropic_messages",
+    "claude_code",
+    "detect",
+    "format_names",
+    "get_adapter",
+    "langfuse",
+    "langsmith",
+    "openai_agents",
+    "openai_chat",
+    "openai_responses",
+    "openinference",
+    "otel_genai",
+]
