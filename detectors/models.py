@@ -31,6 +31,8 @@ class Signal:
     detector: str = ""
     detector_version: int = 0
     params: dict[str, Any] = field(default_factory=dict)
+    # Detector-specific evidence that does not fit `value` (e.g. the faithfulness audit record).
+    data: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return {

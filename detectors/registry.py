@@ -38,7 +38,7 @@ class Detector(Generic[P]):
     fn: Callable[[Session, P], list[Signal]]
     kinds: tuple[str, ...]
 
-    def params(self, raw: dict[str, Any] | None = None) -> P:
+    def params(self, raw: dict[str, Any] | None = None, *, where: str = "") -> P:
         try:
             return self.params_model.model_validate(raw or {})
         except ValidationError as exc:
@@ -46,7 +46,7 @@ class Detector(Generic[P]):
                 f"{'.'.join(str(p) for p in err['loc']) or '(params)'}: {err['msg']}"
                 for err in exc.errors()
             )
-            raise ConfigError(f"detectors.{self.name}: {problems}") from None
+            raise ConfigError(f"{where or 'detectors.' + self.name}: {problems}") from None
 
 
 _DETECTORS: dict[str, Detector[Any]] = {}

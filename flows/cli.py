@@ -85,14 +85,13 @@ def _load(path: str | None, fmt: str | None) -> Any:
 
 
 def _scan(args: argparse.Namespace) -> int:
-    from detectors.runner import DetectorSuite
     from flows.scan import scan
     from sessions.reader import SessionReader
 
     loaded = _load(args.config, args.format)
     cfg = loaded.config
     reader = SessionReader(cfg.sessions, cfg.agents, base=loaded.base)
-    suite = DetectorSuite(cfg.detectors)
+    suite = loaded.detector_suite()
     out = sys.stdout
     sessions = failed = no_tools = calls = 0
     kinds: Counter[str] = Counter()

@@ -71,6 +71,12 @@ class LoadedConfig:
     base: Path  # relative paths in the config are relative to its folder
     path: Path | None
 
+    def detector_suite(self) -> DetectorSuite:
+        """The detectors with the global parameters and each agent's overrides."""
+        agents = self.config.agents
+        overrides = {name: agent.detectors for name, agent in agents.items() if agent.detectors}
+        return DetectorSuite(self.config.detectors, overrides)
+
     @property
     def hash(self) -> str:
         canonical = orjson.dumps(self.config.model_dump(mode="json"), option=orjson.OPT_SORT_KEYS)
@@ -135,5 +141,5 @@ def check(loaded: LoadedConfig) -> None:
         ZoneInfo(config.run.timezone)
     except (ZoneInfoNotFoundError, ValueError):
         raise ConfigError(f"run.timezone: unknown time zone {config.run.timezone!r}") from None
-    DetectorSuite(config.detectors)
+    loaded.detector_suite()
     agent_registries(config.agents, loaded.base)

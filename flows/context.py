@@ -55,5 +55,5 @@ def _build(loaded: LoadedConfig) -> RunParts:
         sessions,
         ResultsStore(results_store, cfg.results.prefix),
         reader,
-        DetectorSuite(cfg.detectors),
+        loaded.detector_suite(),
     )

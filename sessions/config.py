@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -42,6 +42,10 @@ class AgentConfig(_Strict):
     )
     version: str | None = Field(
         None, description="Agent version to assume when neither the session nor the path has one."
+    )
+    detectors: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Detector parameters for this agent, merged key by key over `detectors:`.",
     )
 
 
