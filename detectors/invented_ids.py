@@ -1,1 +1,154 @@
-"""Being written: invented_ids detector."""
+"""``invented_id``: a tool call passes an identifier the agent never saw.
+
+Provenance is what the agent read: system prompts, user messages (typed or injected by the
+harness, compaction summaries included) and earlier tool outputs. The agent's own text and its
+earlier tool-call inputs are not provenance: an id the model wrote twice is still made up. Ids are
+compared without case and found anywhere in the seen text (inside JSON, inside URLs).
+
+Sessions hold thousands of events, so the seen text is indexed incrementally: every pattern's
+matches in each seen chunk go into a set (the fast path), and only an id missing from the set is
+looked for as a substring of the raw seen chunks, once (the ids that end up flagged).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from detectors.models import Severity, Signal
+from detectors.registry import DetectorParams, detector
+from sessions.models import EventKind, Session
+
+STRIPE_PREFIXES = [
+    "acct", "ba", "card", "ch", "cs", "cus", "evt", "ii", "in", "pi", "pm", "po", "price",
+    "prod", "re", "seti", "si", "src", "sub", "tr", "txn",
+]  # fmt: skip
+UUID = r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+
+
+class InventedIdParams(DetectorParams):
+    prefixes: list[str] = Field(
+        default_factory=lambda: list(STRIPE_PREFIXES),
+        description="Prefixes of Stripe-style ids (`cus_...`); [] turns the pattern off.",
+    )
+    min_body: int = Field(8, ge=4, description="Shortest id body after the prefix's `_`.")
+    uuids: bool = Field(True, description="Check UUIDs.")
+    patterns: dict[str, str] = Field(
+        default_factory=dict,
+        description="More id patterns for this agent, name -> regex (e.g. ticket keys "
+        "`\\b[A-Z]{2,10}-\\d+\\b`). Matched as written in tool inputs, compared without case.",
+    )
+
+    @field_validator("patterns")
+    @classmethod
+    def _compiles(cls, value: dict[str, str]) -> dict[str, str]:
+        for regex in value.values():
+            try:  # a bad regex is a config error, raised before the night runs
+                re.compile(regex)
+            except re.error as exc:
+                raise ValueError(f"bad regex {regex!r}: {exc}") from None
+        return value
+
+
+def _compile(params: InventedIdParams) -> list[tuple[str, re.Pattern[str]]]:
+    compiled: list[tuple[str, re.Pattern[str]]] = []
+    if params.prefixes:
+        prefixes = "|".join(re.escape(p.rstrip("_")) for p in sorted(params.prefixes))
+        # The body must hold a digit or a capital: random ids do, `in_progress`-style code
+        # identifiers do not.
+        body = rf"(?=[A-Za-z0-9]*[0-9A-Z])[A-Za-z0-9]{{{params.min_body},}}"
+        compiled.append(("prefixed", re.compile(rf"\b(?:{prefixes})_{body}\b")))
+    if params.uuids:
+        compiled.append(("uuid", re.compile(UUID)))
+    compiled += [(name, re.compile(regex)) for name, regex in params.patterns.items()]
+    return compiled
+
+
+def _strings(value: Any) -> Iterator[str]:
+    """Every string (and number) value inside a tool input; keys are field names, not ids."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            yield from _strings(item)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        yield str(value)
+
+
+class _Seen:
+    """What the agent has read so far, lowercased."""
+
+    def __init__(self, patterns: list[tuple[str, re.Pattern[str]]]) -> None:
+        # Extraction from seen text ignores case: the output may spell an id differently.
+        self.extract = [re.compile(p.pattern, p.flags | re.IGNORECASE) for _, p in patterns]
+        self.tokens: set[str] = set()
+        self.chunks: list[str] = []
+
+    def add(self, text: str) -> None:
+        if not text:
+            return
+        lowered = text.lower()
+        self.chunks.append(lowered)
+        for pattern in self.extract:
+            self.tokens.update(m.group(0) for m in pattern.finditer(lowered))
+
+    def __contains__(self, ident: str) -> bool:
+        key = ident.lower()
+        return key in self.tokens or any(key in chunk for chunk in self.chunks)
+
+
+@detector("invented_id", version=1, params=InventedIdParams)
+def invented_id(session: Session, params: InventedIdParams) -> list[Signal]:
+    patterns = _compile(params)
+    if not patterns:
+        return []
+    seen = _Seen(patterns)
+    # A sub-agent's prompt is the parent's tool input, and the sub-agent reads it: once the
+    # spawning call is checked, its input is provenance for the sub-agent's own calls.
+    spawns = set((session.meta.get("subagent_calls") or {}).values())
+    decided: set[str] = set()  # each id is flagged (or cleared) once per session
+    signals: list[Signal] = []
+    for event in session.events:
+        if event.kind in (EventKind.SYSTEM, EventKind.USER):
+            seen.add(event.text)
+            continue
+        if event.kind is EventKind.TOOL_RESULT:
+            seen.add(event.output)
+            continue
+        if event.kind is not EventKind.TOOL_CALL:
+            continue
+        for text in _strings(event.input):
+            for name, pattern in patterns:
+                for found in pattern.finditer(text):
+                    ident = found.group(0)
+                    key = ident.lower()
+                    if key in decided:
+                        continue
+                    if ident in seen:
+                        # Seen now means seen for good: later uses need no second look.
+                        seen.tokens.add(key)
+                        continue
+                    decided.add(key)
+                    signals.append(
+                        Signal(
+                            kind="invented_id",
+                            value=ident,
+                            events=[event.index],
+                            severity=Severity.HIGH,
+                            explanation=(
+                                f"Passed {name} id `{ident}` to `{event.name or 'a tool'}`, "
+                                "but it appears in nothing the agent had read (system prompt, "
+                                "user messages, earlier tool output): it was made up."
+                            ),
+                            data={"pattern": name},
+                        )
+                    )
+        if event.call_id in spawns:
+            seen.add(" ".join(_strings(event.input)))
+    return signals

@@ -1,1 +1,249 @@
-"""Being written: not_found detector."""
+"""``not_found``: a tool call aimed at something that does not exist.
+
+An agent that reads a file it never saw, runs a command that is not installed or looks up an
+object id the service does not know has usually assumed (made up) the target. The patterns come
+from real results: Claude Code's ``<tool_use_error>File does not exist.</tool_use_error>`` and
+``Exit code 127`` Bash results, tau-bench's ``Error: ... not found``, Stripe's
+``resource_missing``, HTTP 404 bodies, git pathspec/revision errors, ENOENT, ModuleNotFoundError.
+
+Exploratory probes (``ls``, ``test -e``, ``which``, a Glob/Grep/find that matches nothing) are the
+agent checking rather than assuming: they are counted on ``session.meta["not_found_probes"]``,
+never flagged. Edit mismatches ("String to replace not found") and harness tool rejections
+(``unknown_tool``'s job) are not missing targets and are left out.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+
+from pydantic import Field, field_validator
+
+from detectors.models import Severity, Signal
+from detectors.registry import DetectorParams, detector
+from detectors.unknown_tool import _REJECTION
+from sessions.models import Event, EventKind, Session
+
+_I = re.IGNORECASE | re.MULTILINE
+# (category, regex): `t` is the target when the message names it. Order matters: specific first.
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    ("file", re.compile(r"\bfile does not exist\b", _I)),
+    ("command", re.compile(r"command not found: (?P<t>\S+)", _I)),  # zsh
+    ("command", re.compile(r"^(?:\S+: )?(?:line \d+: )?(?P<t>[^\s:]+): command not found", _I)),
+    ("command", re.compile(r"^(?:/bin/)?sh: \d+: (?P<t>[^\s:]+): not found", _I)),  # dash
+    ("module", re.compile(r"No module named '?(?P<t>[\w.]+)'?", _I)),
+    ("module", re.compile(r"Cannot find module '(?P<t>[^']+)'", _I)),
+    ("git", re.compile(r"pathspec '(?P<t>[^']+)' did not match any file", _I)),
+    ("git", re.compile(r"ambiguous argument '(?P<t>[^']+)': unknown revision", _I)),
+    ("git", re.compile(r"(?:bad revision|invalid reference:?) '?(?P<t>[^'\s]+)'?", _I)),
+    ("file", re.compile(r"ENOENT: no such file or directory, \w+ '(?P<t>[^']+)'", _I)),
+    ("file", re.compile(r"No such file or directory: '(?P<t>[^']+)'", _I)),
+    (
+        "file",
+        re.compile(r"cannot (?:access|open|stat) [`\u2018'\"]?(?P<t>[^`\u2018\u2019'\"\s]+)", _I),
+    ),
+    (
+        "file",
+        re.compile(
+            r"[\u2018'\"]?(?P<t>[^\s:\u2018\u2019'\"]+)[\u2019'\"]?: No such file(?: or dir\w*)?",
+            _I,
+        ),
+    ),
+    ("entity", re.compile(r"No such (?P<what>[\w ]{1,30}?): '?(?P<t>[\w.-]+)'?", _I)),
+    ("entity", re.compile(r"\bresource_missing\b", _I)),
+    ("http404", re.compile(r"\b404 not found\b|[\"']?status[\"']?\s*:\s*[\"']?404\b", _I)),
+    ("http404", re.compile(r"^\s*\{\s*[\"']?message[\"']?\s*:\s*[\"']not found[\"']", _I)),
+    # tau-bench style and generic APIs: "Error: payment method certificate_1 not found".
+    (
+        "entity",
+        re.compile(r"^\s*error:\s*(?P<what>[\w ]{1,40}?)\s+(?:not found|does not exist)", _I),
+    ),
+]
+# Results that say "not found" but are not a missing target.
+_EXCLUDE = re.compile(
+    r"string to replace not found|did not appear verbatim|sibling tool call errored|"
+    r"doesn't want to proceed|exceeds maximum allowed",
+    re.IGNORECASE,
+)
+# Without the format's error flag, only output that opens like an error counts: a successful
+# `cat` of a file that mentions "not found" must not fire.
+_ERROR_HEAD = re.compile(
+    r"\A\s*(?:<tool_use_error>|error\b|fatal:|exit code [1-9]|traceback \(most recent|"
+    r"\w*(?:error|exception):|\{\s*[\"']?(?:error|message)[\"']?\s*:|http/[\d.]+ 404|"
+    r"\(eval\):|(?:ba|z|)sh: |[\w./-]+: (?:cannot|'?[^\s:]+'?: no such file))",
+    re.IGNORECASE,
+)
+_PROBE_COMMANDS = frozenset(
+    {"ls", "test", "[", "[[", "stat", "which", "command", "type", "find", "file", "whereis",
+     "realpath", "readlink", "hash", "fd", "locate"}
+)  # fmt: skip
+_PROBE_TOOL = re.compile(r"glob|grep|search|find|^ls$|list|exists?|lookup", re.IGNORECASE)
+_NOTHING = re.compile(r"\A\s*(?:no files found|no matches found|no results?(?: found)?)?\s*\Z", _I)
+_SHELL_SPLIT = re.compile(r"&&|\|\||[;|\n]")
+_PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "url", "uri")
+_SHELL_KEYS = ("command", "cmd", "script", "code")
+
+
+class NotFoundParams(DetectorParams):
+    patterns: list[str] = Field(
+        default_factory=list,
+        description="Extra regexes for this agent's not-found errors; a named group `t` "
+        "captures the missing target.",
+    )
+    probe_commands: list[str] = Field(
+        default_factory=list, description="Extra shell commands that only test for existence."
+    )
+
+    @field_validator("patterns")
+    @classmethod
+    def _compiles(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:  # a bad regex is a config error, raised before the night runs
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"bad regex {pattern!r}: {exc}") from None
+        return value
+
+
+def _input_text(call: Event) -> str:
+    if isinstance(call.input, str):
+        return call.input
+    return json.dumps(call.input, ensure_ascii=False) if call.input is not None else ""
+
+
+def _field(call: Event, keys: tuple[str, ...]) -> str | None:
+    if isinstance(call.input, dict):
+        for key in keys:
+            value = call.input.get(key)
+            if isinstance(value, str) and value:
+                return value
+    return None
+
+
+def _head_word(segment: str) -> str:
+    try:
+        words = shlex.split(segment, posix=True)
+    except ValueError:
+        words = segment.split()
+    while words and ("=" in words[0] or words[0] in ("sudo", "env", "time", "!")):
+        words = words[1:]
+    return words[0].rsplit("/", 1)[-1] if words else ""
+
+
+def _is_probe(call: Event, target: str | None, extra: frozenset[str]) -> bool:
+    """Whether the call only tested for existence (its own purpose, not an assumption)."""
+    command = _field(call, _SHELL_KEYS)
+    if command is None:
+        return bool(call.name and _PROBE_TOOL.search(call.name))
+    segments = [s for s in _SHELL_SPLIT.split(command) if s.strip()]
+    heads = [(s, _head_word(s)) for s in segments]
+    heads = [(s, h) for s, h in heads if h not in ("cd", "echo", "true", "pushd")] or heads
+    probes = _PROBE_COMMANDS | extra
+    if target:  # the segment that names the missing target decides
+        for segment, head in heads:
+            if target in segment or target.rsplit("/", 1)[-1] in segment:
+                return head in probes
+    return bool(heads) and heads[0][1] in probes
+
+
+def _match(output: str, extra: list[re.Pattern[str]]) -> tuple[str, re.Match[str]] | None:
+    text = output[:4000]  # messages open the result; long test logs are not scanned whole
+    for pattern in extra:
+        if found := pattern.search(text):
+            return "custom", found
+    for category, pattern in _PATTERNS:
+        if found := pattern.search(text):
+            return category, found
+    return None
+
+
+def _target(category: str, found: re.Match[str], call: Event) -> tuple[str | None, bool]:
+    """The missing target and whether it came from the message (so must be in the input)."""
+    groups = found.groupdict()
+    named = groups.get("t")
+    if named:
+        return named.strip(), True
+    if category == "file":
+        return _field(call, _PATH_KEYS), False
+    what = (groups.get("what") or "").strip().lower()
+    words = what.split()
+    if words and words[-1] and any(c.isdigit() or c == "_" for c in words[-1]):
+        return words[-1], True  # "payment method certificate_7504069 not found"
+    if words and isinstance(call.input, dict):  # "payment method not found": the payment_id
+        for key, value in call.input.items():
+            key = key.lower()
+            if isinstance(value, str) and (key.startswith(words[0]) or key == "id"):
+                return value, False
+    return _field(call, _PATH_KEYS), False
+
+
+def _named_in_input(target: str, call: Event) -> bool:
+    text = _input_text(call)
+    base = target.rstrip("/").rsplit("/", 1)[-1]
+    return target in text or (len(base) >= 3 and base in text)
+
+
+_WHAT = {
+    "file": ("{tool} `{t}`, which does not exist (the agent assumed a file it had not seen)"),
+    "command": "Ran `{t}`, a command that is not installed (the agent assumed it was available)",
+    "module": "Used module `{t}`, which is not installed (the agent assumed it existed)",
+    "git": "Used git path or revision `{t}`, which the repository does not have",
+    "entity": "Called `{tool}` with `{t}`, which the service says does not exist",
+    "http404": "Called `{tool}` on `{t}`, which answered 404 Not Found",
+    "custom": "Called `{tool}` on `{t}`, which does not exist",
+}
+
+
+@detector("not_found", version=1, params=NotFoundParams)
+def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
+    extra = [re.compile(p, _I) for p in params.patterns]
+    probe_extra = frozenset(params.probe_commands)
+    calls = {e.call_id: e for e in session.events if e.kind is EventKind.TOOL_CALL and e.call_id}
+    signals: list[Signal] = []
+    probes = 0
+    for result in session.events:
+        is_result = result.kind is EventKind.TOOL_RESULT and result.call_id is not None
+        call = calls.get(result.call_id or "") if is_result else None
+        if call is None or not call.call_id:
+            continue
+        output = result.output or ""
+        if _NOTHING.match(output) and _is_probe(call, None, probe_extra):
+            probes += 1  # a search that matched nothing is an answer, not an error
+            continue
+        # A configured pattern says itself that its text is an error.
+        unflagged = not result.is_error and not _ERROR_HEAD.match(output)
+        if unflagged and not any(p.search(output[:4000]) for p in extra):
+            continue
+        if _EXCLUDE.search(output[:600]) or _REJECTION.search(output[:600]):
+            continue
+        hit = _match(output, extra)
+        if hit is None:
+            continue
+        category, found = hit
+        target, from_message = _target(category, found, call)
+        if _is_probe(call, target, probe_extra):
+            probes += 1
+            continue
+        # A target the agent never named (a skill's template, a build step's own file) was not
+        # the agent's assumption: stay silent rather than blame it.
+        if target and from_message and not _named_in_input(target, call):
+            continue
+        first_line = found.group(0).strip().splitlines()[0][:80]
+        value = target or first_line
+        tool = call.name or "tool"
+        explanation = _WHAT[category].format(tool=tool, t=value)
+        if category == "file" and tool.lower() not in ("read", "view"):
+            explanation = explanation.replace(f"{tool} `", f"`{tool}` used `", 1)
+        signals.append(
+            Signal(
+                kind="not_found",
+                value=value,
+                events=[call.index, result.index],
+                severity=Severity.MEDIUM,
+                explanation=explanation + ".",
+                data={"category": category, "error": first_line},
+            )
+        )
+    session.meta["not_found_probes"] = probes
+    return signals

@@ -36,6 +36,7 @@ class BatchPartial:
     tool_calls: int = 0
     replies: int = 0
     sessions_without_tools: int = 0
+    not_found_probes: int = 0
     failures_by_reason: Counter[str] = field(default_factory=Counter)
     signals_by_kind: Counter[str] = field(default_factory=Counter)
     formats: Counter[str] = field(default_factory=Counter)
@@ -51,6 +52,7 @@ class BatchPartial:
             "tool_calls",
             "replies",
             "sessions_without_tools",
+            "not_found_probes",
         ):
             setattr(self, name, getattr(self, name) + getattr(other, name))
         self.failures_by_reason.update(other.failures_by_reason)
@@ -69,6 +71,7 @@ class BatchPartial:
             "failed_by_reason": dict(sorted(self.failures_by_reason.items())),
             "sessions": self.sessions,
             "sessions_without_tool_list": self.sessions_without_tools,
+            "not_found_probes": self.not_found_probes,
             "events": self.events,
             "tool_calls": self.tool_calls,
             "replies": self.replies,
@@ -118,6 +121,28 @@ def signal_row(signal: Signal, session: Session, day: str, run_id: str) -> dict[
     }
 
 
+def audit_row(signal: Signal, session: Session, day: str, run_id: str) -> dict[str, Any] | None:
+    audit = signal.data.get("audit")
+    if not isinstance(audit, dict):
+        return None
+    return {
+        "date": day,
+        "run_id": run_id,
+        "session_id": session.id,
+        "source": session.source,
+        "agent": session.agent,
+        "agent_version": session.agent_version,
+        "action": audit.get("action"),
+        "event": signal.events[0] if signal.events else None,
+        "score": audit.get("score"),
+        "threshold": audit.get("threshold"),
+        "per_kind_breakdown": orjson.dumps(audit.get("per_kind_breakdown", {})).decode(),
+        "unsupported_sample": [str(x) for x in audit.get("unsupported_sample", [])],
+        "response_excerpt": audit.get("response_excerpt"),
+        "context_excerpt": audit.get("context_excerpt"),
+    }
+
+
 def analyse(
     reader: SessionReader, suite: DetectorSuite, files: Iterable[tuple[str, bytes | Exception]]
 ) -> tuple[list[tuple[Session, list[Signal]]], list[FileFailure], int]:
@@ -143,6 +168,7 @@ def run_batch(
     session_rows: list[dict[str, Any]] = []
     signal_rows: list[dict[str, Any]] = []
     failure_rows: list[dict[str, Any]] = []
+    audit_rows: list[dict[str, Any]] = []
     keys = [key for unit in units for key, _ in unit]
     partial.files = len(keys)
     partial.bytes = sum(size for unit in units for _, size in unit)
@@ -178,10 +204,15 @@ def run_batch(
             partial.formats[session.format] += 1
             if session.registered_tools is None:
                 partial.sessions_without_tools += 1
+            partial.not_found_probes += int(session.meta.get("not_found_probes", 0))
             for signal in signals:
                 partial.signals_by_kind[signal.kind] += 1
                 signal_rows.append(signal_row(signal, session, day_s, run_id))
+                audit = audit_row(signal, session, day_s, run_id)
+                if audit is not None:
+                    audit_rows.append(audit)
     results.write_part("sessions", day, run_id, batch_no, session_rows)
     results.write_part("signals", day, run_id, batch_no, signal_rows)
     results.write_part("failures", day, run_id, batch_no, failure_rows)
+    results.write_part("audit", day, run_id, batch_no, audit_rows)
     return partial

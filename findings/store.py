@@ -3,6 +3,7 @@
     <results>/sessions/date=YYYY-MM-DD/run=<run_id>/part-00000.parquet   one row per session
     <results>/signals/date=YYYY-MM-DD/run=<run_id>/part-00000.parquet    one row per signal
     <results>/failures/date=YYYY-MM-DD/run=<run_id>/part-00000.parquet   one row per unreadable file
+    <results>/audit/date=YYYY-MM-DD/run=<run_id>/part-00000.parquet      faithfulness audit log
     <results>/manifests/date=YYYY-MM-DD/manifest.json                    the run's manifest
 
 Batches write their own parts, so nothing waits in memory for the end of the run. The manifest
@@ -71,7 +72,32 @@ FAILURE_SCHEMA = pa.schema(
     ]
 )
 
-TABLES = {"sessions": SESSION_SCHEMA, "signals": SIGNAL_SCHEMA, "failures": FAILURE_SCHEMA}
+# The faithfulness audit log: one row per reply below the threshold (`action` says which check).
+AUDIT_SCHEMA = pa.schema(
+    [
+        ("date", pa.string()),
+        ("run_id", pa.string()),
+        ("session_id", pa.string()),
+        ("source", pa.string()),
+        ("agent", pa.string()),
+        ("agent_version", pa.string()),
+        ("action", pa.string()),
+        ("event", pa.int32()),
+        ("score", pa.float64()),
+        ("threshold", pa.float64()),
+        ("per_kind_breakdown", pa.string()),
+        ("unsupported_sample", pa.list_(pa.string())),
+        ("response_excerpt", pa.string()),
+        ("context_excerpt", pa.string()),
+    ]
+)
+
+TABLES = {
+    "sessions": SESSION_SCHEMA,
+    "signals": SIGNAL_SCHEMA,
+    "failures": FAILURE_SCHEMA,
+    "audit": AUDIT_SCHEMA,
+}
 
 
 class ResultsStore:

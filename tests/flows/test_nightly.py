@@ -39,8 +39,16 @@ def test_nightly_on_the_bundled_example_writes_the_day(prefect_api: str, tmp_pat
     assert manifest["failed_by_reason"] == {"truncated": 1}
     assert manifest["failures"][0]["source"].endswith("partial-upload.jsonl")
     assert manifest["formats"] == {"claude_code": 4, "openai_chat": 24, "otel_genai": 3}
-    # 8 support sessions call the renamed docs tool; one Claude Code session calls RunTests.
-    assert manifest["signals_by_kind"] == {"unknown_tool": 9}
+    # 8 support sessions call the renamed docs tool and one Claude Code session calls RunTests;
+    # every day, 3 refunds pass an order id never seen (and the service says it does not exist),
+    # 3 ops sessions read a missing config.yaml, one Claude Code reply says the tests pass after
+    # they failed.
+    assert manifest["signals_by_kind"] == {
+        "contradicted_action_claim": 1,
+        "invented_id": 3,
+        "not_found": 6,
+        "unknown_tool": 9,
+    }
     assert manifest["sessions_without_tool_list"] == 0
 
     results = ResultsStore(LocalStore(tmp_path / "results"), "")
@@ -50,9 +58,13 @@ def test_nightly_on_the_bundled_example_writes_the_day(prefect_api: str, tmp_pat
     assert sessions.num_rows == 31
     assert sum(sessions.column("tool_calls").to_pylist()) == manifest["tool_calls"]
     signals = results.read_table("signals", DAY).to_pylist()
-    values = sorted({(s["agent"], s["value"]) for s in signals})
+    values = sorted({(s["agent"], s["value"]) for s in signals if s["kind"] == "unknown_tool"})
     assert values == [("claude-code", "RunTests"), ("support-bot", "search_docs")]
-    agent_versions = {s["agent_version"] for s in signals if s["agent"] == "support-bot"}
+    agent_versions = {
+        s["agent_version"]
+        for s in signals
+        if s["kind"] == "unknown_tool" and s["agent"] != "claude-code"
+    }
     assert agent_versions == {"v2.4"}
     failures = results.read_table("failures", DAY).to_pylist()
     assert [f["reason"] for f in failures] == ["truncated"]
@@ -129,7 +141,7 @@ def test_cli_run_through_the_entry_point(prefect_api: str, tmp_path: Path) -> No
     assert result.returncode == 0, result.stderr
     manifest = json.loads(result.stdout)
     assert manifest["date"] == "2026-11-28"
-    assert manifest["signals_by_kind"] == {}  # no renamed tool before the v2.4 deploy
+    assert "unknown_tool" not in manifest["signals_by_kind"]  # no renamed tool before v2.4
     assert manifest["sessions"] == 31
     assert (tmp_path / "results" / "manifests" / "date=2026-11-28" / "manifest.json").is_file()
     assert "Starting Prefect's temporary API server" not in result.stderr

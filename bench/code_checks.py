@@ -1,0 +1,177 @@
+"""End-to-end code-check throughput on a large generated day, next to a plain orjson parse.
+
+    python bench/code_checks.py [--sessions 20000] [--corpus ../shared/corpus] [--json]
+
+The day is generated from the real corpus (tau-bench trajectories and Claude Code transcripts,
+sub-agent files included) with every id varied per copy, so no two sessions share ids, the way a
+real day looks. Files are generated one unit at a time and dropped after use, so generation never
+holds the day; only the timed parts are timed. Reports sessions/s and MB/s for
+(a) `orjson.loads` of the same bytes and (b) read + all code checks (format detection, parsing,
+sub-agent linking, every registered detector), their ratio, and the tracemalloc peak at 2,000 and
+at the full size, to show memory does not grow with the day.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import re
+import sys
+import time
+import tracemalloc
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from detectors import registered  # noqa: E402
+from detectors.runner import DetectorSuite  # noqa: E402
+from sessions.config import AgentConfig, SessionsConfig  # noqa: E402
+from sessions.reader import SessionReader  # noqa: E402
+
+_UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+_TOOLU = re.compile(rb"(toolu_|call_|msg_|req_)([A-Za-z0-9]{6})")
+
+Unit = list[tuple[str, bytes]]
+
+
+def templates(corpus: Path) -> list[Unit]:
+    """Units of the corpus: each tau trajectory alone, each Claude Code session with its files."""
+    units: list[Unit] = []
+    tau = corpus / "openai_chat" / "tau_airline" / "gpt-4o-airline.dev.json"
+    for trajectory in json.loads(tau.read_text()):
+        units.append([("tau.json", orjson.dumps({"id": "x", "messages": trajectory["traj"]}))])
+    spotter = corpus / "claude_code" / "spotter"
+    for main in sorted(spotter.glob("*-*-*-*-*.jsonl")):
+        if "__subagents__" in main.name:
+            continue
+        files = [main, *sorted(spotter.glob(f"{main.stem}__subagents__*.jsonl"))]
+        units.append([(p.name, p.read_bytes()) for p in files])
+    for path in sorted((corpus / "claude_code" / "reliability").glob("*__transcript.jsonl")):
+        units.append([(path.name, path.read_bytes())])
+    return units
+
+
+def vary(unit: Unit, n: int) -> Unit:
+    """A copy of ``unit`` whose ids are all new (same length, so sizes stay comparable)."""
+    tag = f"{n:012x}".encode()
+    out = []
+    for name, raw in unit:
+        raw = _UUID.sub(lambda m: m.group(0)[:24] + tag, raw)
+        raw = _TOOLU.sub(lambda m: m.group(1) + tag[-6:], raw)
+        out.append((name.replace(".jsonl", f"-{n}.jsonl"), raw))
+    return out
+
+
+def day(units: list[Unit], sessions: int) -> Iterator[Unit]:
+    """Units until ``sessions`` sessions, cycling the templates, ids varied per copy."""
+    # Claude Code units are big and tau units small; mix them about 1 to 8 as a busy team might.
+    tau = [u for u in units if u[0][0] == "tau.json"]
+    claude = [u for u in units if u[0][0] != "tau.json"]
+    mixed = itertools.cycle(
+        [*tau[:8], claude[0], *tau[8:16], claude[1 % len(claude)]]
+        + [x for pair in zip(tau[16:], itertools.cycle(claude)) for x in pair]
+    )
+    for n, unit in enumerate(itertools.islice(mixed, sessions)):
+        yield vary(unit, n)
+
+
+def measure(units: list[Unit], sessions: int) -> dict[str, float]:
+    reader = SessionReader(
+        SessionsConfig(default_agent="tau"),
+        {"tau": AgentConfig(tools_file=str(units_tools()))},
+        base=REPO,
+    )
+    suite = DetectorSuite()
+    parse_s = checks_s = 0.0
+    size = produced = tool_calls = signals = 0
+    tracemalloc.start()
+    peak_at_2000 = 0
+    for count, unit in enumerate(day(units, sessions), start=1):
+        size += sum(len(raw) for _, raw in unit)
+        began = time.perf_counter()
+        for name, raw in unit:
+            if name.endswith(".jsonl"):
+                for line in raw.splitlines():
+                    if line.strip():
+                        orjson.loads(line)
+            else:
+                orjson.loads(raw)
+        parse_s += time.perf_counter() - began
+        began = time.perf_counter()
+        result = reader.read_unit(unit)
+        for session in result.sessions:
+            signals += len(suite.run(session))
+            tool_calls += len(session.tool_calls())
+        checks_s += time.perf_counter() - began
+        produced += len(result.sessions)
+        if count == min(2000, sessions):
+            peak_at_2000 = tracemalloc.get_traced_memory()[1]
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    mb = size / 1e6
+    return {
+        "sessions": produced,
+        "tool_calls": tool_calls,
+        "signals": signals,
+        "mb": mb,
+        "orjson_sessions_per_s": produced / parse_s,
+        "orjson_mb_per_s": mb / parse_s,
+        "checks_sessions_per_s": produced / checks_s,
+        "checks_mb_per_s": mb / checks_s,
+        "checks_share_of_parse": parse_s / checks_s,
+        "peak_mb_at_2000": peak_at_2000 / 1e6,
+        "peak_mb_at_end": peak / 1e6,
+    }
+
+
+_CORPUS: Path | None = None
+
+
+def units_tools() -> Path:
+    assert _CORPUS is not None
+    return _CORPUS / "openai_chat" / "tau_airline" / "tools.json"
+
+
+def main() -> int:
+    global _CORPUS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sessions", type=int, default=20_000)
+    parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if not (args.corpus / "openai_chat").is_dir():
+        print(f"corpus not found at {args.corpus}: pass --corpus", file=sys.stderr)
+        return 1
+    _CORPUS = args.corpus.resolve()
+    figures = measure(templates(_CORPUS), args.sessions)
+    figures["detectors"] = ", ".join(sorted(registered()))  # type: ignore[assignment]
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return 0
+    f = figures
+    print(
+        f"{f['sessions']:,} sessions, {f['tool_calls']:,} tool calls, {f['mb']:.1f} MB, "
+        f"{f['signals']:,} signals; detectors: {f['detectors']}"
+    )
+    print(f"{'':28}{'sessions/s':>12}{'MB/s':>9}")
+    print(
+        f"{'orjson.loads (raw parse)':28}{f['orjson_sessions_per_s']:>12,.0f}{f['orjson_mb_per_s']:>9.1f}"
+    )
+    print(
+        f"{'read + all code checks':28}{f['checks_sessions_per_s']:>12,.0f}{f['checks_mb_per_s']:>9.1f}"
+    )
+    print(f"code checks run at {f['checks_share_of_parse']:.0%} of raw parse throughput (one core)")
+    print(
+        f"tracemalloc peak: {f['peak_mb_at_2000']:.1f} MB after 2,000 sessions, "
+        f"{f['peak_mb_at_end']:.1f} MB after {f['sessions']:,}"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

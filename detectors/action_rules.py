@@ -1,0 +1,387 @@
+"""The rule pack of ``action_claims``: what a completion claim looks like and what backs it.
+
+A ``Rule`` pairs a claim pattern (over a reply sentence, code and quotes already stripped) with
+the evidence that backs it: tool names and/or a pattern over a shell command, and what a failed
+result looks like. ``DEFAULT_RULES`` covers tests, git and deploys; ``derive_tool_rules`` turns an
+agent's own domain tools (``cancel_reservation``, ``refund_payment``) into checks without any
+configuration, by matching the verb and object stems of tool names against state-change claims.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cached_property
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+_I = re.IGNORECASE
+
+
+class Rule(BaseModel):
+    """One claim and its evidence. Regexes are case-insensitive ``search``es."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    name: str = Field(description="Short label used in explanations (e.g. 'tests pass').")
+    claim: str = Field(description="Regex over a reply sentence that states the action is done.")
+    tools: list[str] = Field(
+        default_factory=list, description="Regexes over tool names whose calls back the claim."
+    )
+    commands: str | None = Field(
+        None, description="Regex over a shell command (or a shell tool's input) that backs it."
+    )
+    failure: str | None = Field(
+        None, description="Regex over a result's output that means the action failed."
+    )
+    weak_commands: str | None = Field(
+        None,
+        description="Commands that back the claim but whose outcome says nothing about it "
+        "(e.g. `git commit`, whose hooks may run the tests).",
+    )
+    strict_subject: bool = Field(
+        False,
+        description="Only an unqualified claim can be contradicted ('all tests pass', not "
+        "'the renderer tests pass').",
+    )
+
+    @field_validator("claim", "commands", "failure", "weak_commands")
+    @classmethod
+    def _compiles(cls, value: str | None) -> str | None:
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                raise ValueError(f"invalid regex {value!r}: {exc}") from None
+        return value
+
+    @field_validator("tools")
+    @classmethod
+    def _tools_compile(cls, value: list[str]) -> list[str]:
+        for pattern in value:
+            try:
+                re.compile(pattern)
+            except re.error as exc:
+                raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
+        return value
+
+
+@dataclass(frozen=True)
+class CompiledRule:
+    """A rule with its regexes compiled once (rules are reused across a night's sessions)."""
+
+    rule: Rule
+    claim: re.Pattern[str]
+    tools: tuple[re.Pattern[str], ...]
+    commands: re.Pattern[str] | None
+    failure: re.Pattern[str] | None
+    weak_commands: re.Pattern[str] | None
+    tool_names: tuple[str, ...] = ()  # derived rules: the tools the claim maps to, for messages
+
+    @classmethod
+    def of(cls, rule: Rule, tool_names: tuple[str, ...] = ()) -> CompiledRule:
+        def opt(pattern: str | None) -> re.Pattern[str] | None:
+            return re.compile(pattern, _I) if pattern else None
+
+        return cls(
+            rule,
+            re.compile(rule.claim, _I),
+            tuple(re.compile(p, _I) for p in rule.tools),
+            opt(rule.commands),
+            re.compile(rule.failure, _I | re.M) if rule.failure else None,
+            opt(rule.weak_commands),
+            tool_names,
+        )
+
+    @cached_property
+    def name(self) -> str:
+        return self.rule.name
+
+
+# --- the default pack --------------------------------------------------------------------------
+
+_SHELL_TOOLS = [r"^(?:Bash|bash|shell|terminal|run_command|execute_command|exec)$"]
+
+TEST_COMMANDS = (
+    r"(?:^|[\s;&|(/'\"])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|karma|phpunit|rspec|ctest|"
+    r"nextest|exunit)\b"
+    r"|\bpython[\d.]*\s+(?:-\w+\s+)*-m\s+(?:pytest|unittest|nose2?|tox|nox)\b"
+    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?(?:test|t)\b|\bnpx\s+(?:jest|vitest|mocha|playwright)\b"
+    r"|\bgo\s+test\b|\bcargo\s+(?:test|nextest|llvm-cov)\b|\bmix\s+test\b"
+    r"|\bmake\s+(?:-\S+\s+)*(?:\S+\s+)*?(?:test|tests|check)\b|\bjust\s+(?:test|check)\b"
+    r"|\bgradlew?\s+(?:\S+\s+)*?(?:test|check)\b|\bmvnw?\s+(?:\S+\s+)*?(?:test|verify)\b"
+    r"|\brake\s+(?:test|spec)\b|\bdotnet\s+test\b|\bswift\s+test\b|\bdeno\s+test\b"
+    r"|\bbazel\s+test\b|\bmanage\.py\s+test\b|\brails\s+test\b|\bflutter\s+test\b"
+    r"|\bplaywright\s+test\b|\bcypress\s+run\b|\bpre-commit\s+run\b"
+)
+TEST_FAILURE = (
+    r"\b[1-9]\d*\s+(?:failed|failures?|errors?)\b|(?-i:\bFAILED\b|\bFAIL\b)|npm ERR!"
+    r"|Exit code [1-9]"
+    r"|Tests? failed|BUILD FAILED|could not compile|error\[E\d+\]"
+)
+_TESTS_NOUN = r"(?:tests?|specs?|test suites?|test cases|suite)"
+
+DEFAULT_RULES: tuple[Rule, ...] = (
+    Rule(
+        name="tests pass",
+        claim=(
+            rf"\b{_TESTS_NOUN}\s+(?:now\s+|still\s+|all\s+|also\s+)*"
+            r"(?:pass(?:es|ed)?|(?:are|is)\s+(?:now\s+|all\s+|still\s+)*(?:passing|green)"
+            r"|(?:have|has)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b"
+            r"|\ball\s+green\b"
+        ),
+        tools=[r"(?:^|_)(?:run_?)?tests?(?:_|$)|^RunTests$|^run_?tests$"],
+        commands=TEST_COMMANDS,
+        failure=TEST_FAILURE,
+        weak_commands=r"\bgit\s+commit\b(?![^\n]*--no-verify)",
+        strict_subject=True,
+    ),
+    Rule(
+        name="committed",
+        claim=(
+            r"\bcommitted\b|\b(?:made|created)\s+(?:a\s+|the\s+|\w+\s+)?commits?\b"
+            r"|\bcommits?\s+(?:was\s+|has\s+been\s+)?(?:successfully\s+)?created\b"
+        ),
+        tools=[r"(?:^|_)commit(?:_|$)|create_commit"],
+        commands=r"\bgit\s+(?:\S+\s+)*?commit\b",
+        failure=(
+            r"nothing to commit|nothing added to commit|no changes added to commit"
+            r"|Aborting commit|^fatal:|^error:"
+        ),
+    ),
+    Rule(
+        name="pushed",
+        claim=r"\bpushed\b(?!\s+back)",
+        tools=[r"(?:^|_)push(?:_|$)|push_files"],
+        commands=r"\bgit\s+(?:\S+\s+)*?push\b|\bgh\s+repo\s+sync\b",
+        failure=(
+            r"\[rejected\]|failed to push|^fatal:|^error:|Permission denied|Everything up-to-date"
+        ),
+    ),
+    Rule(
+        name="opened a pull request",
+        claim=(
+            r"\b(?:opened|created|submitted|raised|filed|put\s+up)\s+(?:a\s+|an\s+|the\s+)?"
+            r"(?:new\s+|draft\s+)?(?:PR|pull\s+request|merge\s+request|MR)\b"
+            r"|\b(?:PR|pull\s+request|merge\s+request)\s+(?:is\s+|has\s+been\s+|was\s+)"
+            r"(?:now\s+)?(?:opened|created|up|submitted)\b"
+        ),
+        tools=[r"pull_?request|(?:^|_)create_pr(?:_|$)|merge_?request"],
+        commands=r"\bgh\s+pr\s+create\b|\bglab\s+mr\s+create\b|\bhub\s+pull-request\b",
+        failure=r"^(?:error|fatal|GraphQL):|already exists|failed to create",
+    ),
+    Rule(
+        name="deployed",
+        claim=(
+            r"\b(?:I|we|I've|we've|has\s+been|have\s+been|was|were|is|are|successfully)\s+"
+            r"(?:now\s+|successfully\s+|also\s+)?deployed\b"
+            r"|\bdeploy(?:ment)?\s+(?:is\s+|was\s+|has\s+)?(?:now\s+)?"
+            r"(?:complete|completed|successful|succeeded|done|live)\b"
+        ),
+        tools=[r"deploy|rollout|release"],
+        commands=(
+            r"\bdeploy\b|\bkubectl\s+(?:apply|rollout|set\s+image)|\bhelm\s+(?:upgrade|install)"
+            r"|\bterraform\s+apply|\bpulumi\s+up|\bvercel\b|\bwrangler\s+(?:deploy|publish)"
+            r"|\bdocker\s+push|\bgit\s+push\s+heroku"
+        ),
+        failure=r"\berror\b|\bfailed\b|rollback",
+    ),
+    Rule(
+        name="emailed",
+        claim=(
+            r"\be-?mailed\b|\bsent\s+(?:\w+\s+){0,3}e-?mails?\b"
+            r"|\be-?mails?\s+(?:has\s+been\s+|was\s+|have\s+been\s+|were\s+)(?:sent|delivered)\b"
+        ),
+        tools=[r"e-?mail|smtp|gmail|outlook|send_?message"],
+        commands=r"\b(?:sendmail|mailx?|mutt|swaks)\b|smtplib|sendgrid|mailgun|postmark",
+        failure=r"\berror\b|\bfailed\b|\bbounced\b",
+    ),
+    Rule(
+        name="edited the file",
+        claim=(
+            r"\b(?:I|I've|I\s+have|we've)\s+(?:also\s+)?(?:updated|modified|edited|changed)\s+"
+            r"(?:the\s+|your\s+|my\s+|this\s+)?(?:[\w.-]+\s+)?"
+            r"(?:config(?:uration)?|settings|file|\.env|Makefile|Justfile|Dockerfile|README)\b"
+        ),
+        tools=[
+            r"^(?:Edit|MultiEdit|Write|NotebookEdit|apply_patch)$|edit|write|patch|str_replace",
+            *_SHELL_TOOLS,
+        ],
+        commands=r".",  # any shell command could have edited a file: only no call at all counts
+    ),
+)
+
+
+# --- rules derived from an agent's own tool names ----------------------------------------------
+
+# verb group -> (claim forms). A claim is a completed state change: "cancelled", "refund issued".
+STATE_VERBS: dict[str, str] = {
+    "cancel": r"cancell?ed|cancell?ation\s+(?:is\s+|has\s+been\s+|was\s+)?(?:complete|confirmed|"
+    r"processed|done)",
+    "refund": r"refunded|refunds?\s+(?:has\s+been\s+|have\s+been\s+|was\s+|were\s+|is\s+)?"
+    r"(?:issued|processed|initiated|completed|sent)|issued\s+(?:a\s+|the\s+|your\s+)?"
+    r"(?:full\s+|partial\s+)?refund",
+    "update": r"updated|changed|modified|edited",
+    "book": r"booked|reserved|booking\s+(?:is\s+|has\s+been\s+)?confirmed",
+    "add": r"added",
+    "remove": r"removed|deleted",
+    "send": r"sent|emailed",
+    "transfer": r"transferred",
+    "create": r"created|opened",
+    "upgrade": r"upgraded",
+    "downgrade": r"downgraded",
+    "issue": r"issued",
+    "charge": r"charged",
+    "pay": r"paid",
+    "close": r"closed",
+    "assign": r"assigned",
+    "approve": r"approved",
+    "reject": r"rejected|declined",
+    "schedule": r"(?:re)?scheduled",
+    "submit": r"submitted",
+    "exchange": r"exchanged",
+    "reset": r"reset",
+    "block": r"blocked",
+    "unblock": r"unblocked",
+    "enable": r"enabled",
+    "disable": r"disabled",
+    "subscribe": r"subscribed",
+    "unsubscribe": r"unsubscribed",
+    "restore": r"restored",
+    "archive": r"archived",
+    "ship": r"shipped",
+}
+# Tool-name verbs that mean the same action as a claim verb.
+VERB_ALIASES: dict[str, str] = {
+    "change": "update",
+    "modify": "update",
+    "edit": "update",
+    "set": "update",
+    "delete": "remove",
+    "reserve": "book",
+    "email": "send",
+    "open": "create",
+    "make": "create",
+    "place": "create",
+    "process": "refund",
+    "reschedule": "schedule",
+}
+_IRREGULAR = {
+    "baggage": "bag",
+    "baggages": "bag",
+    "luggage": "bag",
+    "bags": "bag",
+    "sent": "send",
+    "paid": "pay",
+    "cancellation": "cancel",
+    "cancelled": "cancel",
+    "canceled": "cancel",
+    "booking": "book",
+    "bookings": "book",
+    "addresses": "address",
+}
+_NAME_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+_STOP = frozenset(
+    {"to", "the", "a", "an", "of", "for", "by", "from", "with", "on", "in", "at", "and", "or"}
+    | {"id", "ids", "all", "new", "my", "your", "details", "detail", "info", "user", "users"}
+    | {"get", "list", "find", "search", "lookup"}
+)
+_READ_ONLY = frozenset(
+    {"get", "list", "find", "search", "lookup", "fetch", "read", "query", "check", "calculate"}
+    | {"compute", "think", "describe", "show", "view", "count", "validate", "verify"}
+)
+
+
+def stem(word: str) -> str:
+    """Light stemming so `cancelled`, `cancellation` and `cancel` (or `bags`, `baggage`) meet."""
+    w = word.lower()
+    if w in _IRREGULAR:
+        return _IRREGULAR[w]
+    for suffix, repl in (("ations", ""), ("ation", ""), ("ings", ""), ("ing", ""), ("ies", "y")):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: -len(suffix)] + repl
+            break
+    else:
+        for suffix in ("ed", "es", "s"):
+            if w.endswith(suffix) and len(w) - len(suffix) >= 3 and not w.endswith("ss"):
+                w = w[: -len(suffix)]
+                break
+    if w.endswith("e") and len(w) > 3:
+        w = w[:-1]
+    if len(w) > 3 and w[-1] == w[-2] and w[-1] not in "s":
+        w = w[:-1]
+    return w
+
+
+_VERB_BY_STEM = {stem(v): v for v in STATE_VERBS} | {stem(a): t for a, t in VERB_ALIASES.items()}
+
+
+@dataclass(frozen=True)
+class ToolAction:
+    """What a domain tool's name says it does: a state-change verb and the objects it acts on."""
+
+    name: str
+    verbs: frozenset[str]
+    objects: frozenset[str]
+
+
+def tool_action(name: str) -> ToolAction | None:
+    """The verb/object stems of a state-changing tool name, or None for read-only tools."""
+    base = name.rsplit("__", 1)[-1]
+    tokens = [t for t in _NAME_SPLIT.split(base) if t]
+    stems = [stem(t) for t in tokens]
+    if any(s in _READ_ONLY for s in stems[:1]):
+        return None
+    # The verb leads (`cancel_reservation`) or trails (`reservationCancel`); the rest are objects.
+    at = 0 if stems and stems[0] in _VERB_BY_STEM else len(stems) - 1
+    if not stems or stems[at] not in _VERB_BY_STEM:
+        return None
+    verbs = frozenset({_VERB_BY_STEM[stems[at]]})
+    objects = frozenset(
+        s
+        for i, (s, t) in enumerate(zip(stems, tokens, strict=True))
+        if i != at and t.lower() not in _STOP and len(s) > 2
+    )
+    return ToolAction(name, verbs, objects)
+
+
+_PARTICIPLES = "|".join(f"(?:{form})" for form in STATE_VERBS.values())
+_DESCRIPTIVE_AFTER = (
+    r"(?!\s+(?:in|on|for|at|from|under|with|by|as|since|through|via|more|less|within|ago|"
+    r"before|after|during|between)\b)"
+)
+# A completed state change needs a frame: "I (have) cancelled", "has been cancelled", "is now
+# cancelled", "cancelled successfully", or a bare "Refund issued.". "was booked on May 12" and
+# "the cancelled flight" describe, they do not claim.
+STATE_CLAIM = re.compile(
+    r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:successfully\s+|now\s+|just\s+|also\s+)*"
+    rf"(?P<v1>{_PARTICIPLES})\b"
+    r"|\b(?:has|have)\s+(?:now\s+|also\s+)?been\s+(?:successfully\s+|now\s+|fully\s+|also\s+)*"
+    rf"(?P<v2>{_PARTICIPLES})\b"
+    r"|\b(?:is|are)\s+(?:now\s+|successfully\s+|also\s+)*"
+    rf"(?P<v3>{_PARTICIPLES})\b{_DESCRIPTIVE_AFTER}"
+    rf"|\b(?P<v4>{_PARTICIPLES})\s+successfully\b"
+    rf"|^\W*(?:your\s+|the\s+)?(?:[\w-]+\s+){{0,2}}?(?P<v5>{_PARTICIPLES})\s*[.!]*\s*$",
+    _I,
+)
+
+
+def matched_verb(match: re.Match[str]) -> str | None:
+    """The verb group of a ``STATE_CLAIM`` match (`has been cancelled` -> `cancel`)."""
+    said = next(g for g in match.group("v1", "v2", "v3", "v4", "v5") if g)
+    return claim_verb(said)
+
+
+def claim_verb(text: str) -> str | None:
+    """The verb group of a state-change form (`cancelled` -> `cancel`)."""
+    for verb, form in STATE_VERBS.items():
+        if re.fullmatch(form, text, _I):
+            return verb
+    return None
+
+
+_WORD = re.compile(r"[A-Za-z]+")
+
+
+def sentence_stems(sentence: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in _WORD.findall(sentence))

@@ -1,0 +1,306 @@
+"""Checkable entities in text, for the faithfulness detector: extraction and normalisation.
+
+Seven kinds: ``case_id``, ``sku``, ``error_code``, ``percent``, ``money``, ``count``, ``date``.
+Identifiers normalise to upper case without separators (``case-00123`` == ``CASE00123``); numbers
+to a float with k/M/B suffixes applied (``$1.2M`` == ``1,200,000 dollars``) plus how precisely
+they were written (``decimals``, ``scale``), so a rounded restatement still matches. Dates
+normalise to scope keys (``2024-Q3``, ``2026-04``). Plain integers, versions and years alone are
+not entities: only these seven kinds are checked.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+KINDS = ("case_id", "sku", "error_code", "percent", "money", "count", "date")
+NUMERIC = frozenset({"percent", "money", "count"})
+
+
+@dataclass(frozen=True, slots=True)
+class Entity:
+    kind: str
+    raw: str  # as written
+    norm: str  # identity key: upper-cased id, scope key, or the kind plus the number
+    value: float | None = None
+    decimals: int = 0  # decimals of the written mantissa (before the suffix scale)
+    scale: float = 1.0  # k/M/B multiplier written
+    qualifier: str = ""  # "", "approx", "gt" or "lt"
+    digits: str = ""  # the digit run of an identifier (for `#48213` against `"id": 48213`)
+
+
+# Line-number prefixes of file views (`   157→`, `  12 | `, `cat -n`) and markup.
+_LINE_PREFIX = re.compile(r"^[ \t]*\d+(?:→|[ \t]*\|[ \t]?|\t)", re.MULTILINE)
+_MARKUP = re.compile(r"<\/?[A-Za-z][^<>\n]{0,200}>|[*`|]")
+
+
+def clean(text: str) -> str:
+    return _MARKUP.sub(" ", _LINE_PREFIX.sub(" ", text))
+
+
+_NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
+_SUF = r"(?:\s?(?:k|K|M|B|bn|mn)\b|\s(?:thousand|million|billion)\b)"
+_QUAL = (
+    r"(?:(?P<q>about|around|approximately|approx\.?|roughly|nearly|almost|some|close to|~|≈|"
+    r"over|more than|above|at least|upwards of|fewer than|less than|under|below|up to)\s*)?"
+)
+_SCALES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6}
+_SCALES |= {"b": 1e9, "bn": 1e9, "billion": 1e9}
+_QUALS = {"over": "gt", "more than": "gt", "above": "gt", "at least": "gt", "upwards of": "gt"}
+_QUALS |= {"fewer than": "lt", "less than": "lt", "under": "lt", "below": "lt", "up to": "lt"}
+
+_CASE_PREFIX = "CASE|TICKET|TKT|INC|REQ|RITM|CHG|PRB|TASK|BUG|ISSUE|SR|CS|CVE"
+_NOT_MODEL = frozenset(
+    [
+        "SHA",
+        "UTF",
+        "ISO",
+        "RFC",
+        "PEP",
+        "MD",
+        "AES",
+        "RSA",
+        "HTTP",
+        "HTTPS",
+        "TLS",
+        "SSL",
+        "UTC",
+        "GMT",
+        "IPV",
+        "ES",
+        "CP",
+        "COVID",
+        "PY",
+        "ID",
+        "FY",
+    ]
+)
+_IDS = re.compile(
+    rf"(?P<case>\b(?:{_CASE_PREFIX})[-_ ]?\d{{3,}}\b)"
+    r"|(?P<hash>(?<![\w&#/])#(?P<hd>\d{3,8})\b(?![A-Fa-f]))"
+    r"|(?P<err>\bE\d{3,5}\b|\bERR(?:OR)?_[A-Z0-9_]{3,}\b|\b0x[0-9A-Fa-f]{6,8}\b"
+    r"|\bHTTP[ /]?[1-5]\d\d\b)"
+    r"|(?P<sku>\bSKU[-_ ]?[A-Z0-9]+(?:-[A-Z0-9]+)*\b)"
+    r"|(?P<model>(?<![\w./-])(?P<mp>[A-Z][A-Z0-9]{1,6})-\d{2,6}(?:-[A-Z0-9]{1,4})?\b(?![-/.]\w))"
+)
+_IDS_CONTEXT = re.compile(_IDS.pattern, re.IGNORECASE)
+_MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+_MONTH_RE = (
+    r"(?P<mon>Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+    r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+_DATES = re.compile(
+    rf"\b(?P<qn>Q[1-4])\s*(?:FY\s?)?(?P<qy>'?\d{{2}}|\d{{4}})\b"
+    r"|\b(?P<qw>first|second|third|fourth) quarter (?:of )?(?P<qwy>\d{4})\b"
+    r"|\b(?P<hn>H[12])\s*(?P<hy>\d{4})\b"
+    r"|\bFY\s?'?(?P<fy>\d{4}|\d{2})\b"
+    rf"|\b{_MONTH_RE}\.?\s+(?:(?P<day>\d{{1,2}})(?:st|nd|rd|th)?,?\s+)?(?P<my>(?:19|20)\d\d)\b"
+    r"|\b(?P<iy>(?:19|20)\d\d)-(?P<im>[01]\d)(?:-[0-3]\d)?\b"
+)
+_MONEY = re.compile(rf"{_QUAL}(?:[$€£]|\b(?:USD|EUR|GBP)\s?)(?P<num>{_NUM})(?P<suf>{_SUF})?")
+_MONEY_WORD = re.compile(
+    rf"{_QUAL}(?<![\w.])(?P<num>{_NUM})(?P<suf>{_SUF})?\s*(?:dollars|USD|usd|euros|EUR)\b"
+)
+_PERCENT = re.compile(rf"{_QUAL}(?<![\w.])(?P<num>{_NUM})\s*(?:%|percent\b|per cent\b|pct\b)")
+_COUNT = re.compile(
+    rf"{_QUAL}(?<![\w.$€£#:/-])(?P<num>{_NUM})(?P<suf>[kKM]\b)?(?![.:/\w-])\s+"
+    r"(?:(?P<adj>[a-z]+(?:-[a-z]+)?[a-rt-z])\s+)?(?P<noun>[a-z]{3,}s)\b"
+)
+_NOT_NOUN = frozenset(
+    [
+        "is",
+        "was",
+        "has",
+        "does",
+        "as",
+        "this",
+        "its",
+        "us",
+        "yes",
+        "plus",
+        "minus",
+        "less",
+        "unless",
+        "process",
+        "access",
+        "class",
+        "status",
+        "always",
+        "across",
+        "thus",
+        "whereas",
+        "perhaps",
+        "towards",
+        "seconds",
+        "secs",
+        "minutes",
+        "mins",
+        "hours",
+        "hrs",
+        "days",
+        "weeks",
+        "months",
+        "years",
+        "ms",
+        "times",
+        "bytes",
+        "kbs",
+        "mbs",
+        "gbs",
+        "percents",
+        "was",
+    ]
+)
+# Any number in context (the fallback pool) and a few number words.
+_ANY_NUM = re.compile(
+    rf"(?<![\w.])(?P<num>{_NUM})(?P<suf>[kKM]\b|\s(?:thousand|million|billion)\b)?"
+)
+_WORDS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+_WORDS += "fifteen sixteen seventeen eighteen nineteen twenty"
+_WORD_NUM = {w: float(i) for i, w in enumerate(_WORDS.split())}
+_WORD_NUM |= {w: float(10 * (i + 3)) for i, w in enumerate(["thirty", "forty", "fifty", "sixty"])}
+_WORD_NUM |= {"seventy": 70.0, "eighty": 80.0, "ninety": 90.0, "hundred": 100.0, "dozen": 12.0}
+_NUM_WORD = re.compile(
+    r"\b(" + "|".join(_WORD_NUM) + r")(?:-(one|two|three|four|five|six|"
+    r"seven|eight|nine))?\b",
+    re.IGNORECASE,
+)
+
+
+def _number(num: str, suf: str | None) -> tuple[float, int, float]:
+    mantissa = num.replace(",", "")
+    decimals = len(mantissa.split(".")[1]) if "." in mantissa else 0
+    scale = _SCALES.get((suf or "").strip().lower(), 1.0)
+    return float(mantissa) * scale, decimals, scale
+
+
+def _id_entity(m: re.Match[str]) -> Entity | None:
+    raw = m.group(0)
+    norm = re.sub(r"[-_ /]", "", raw.upper())
+    digits = "".join(re.findall(r"\d+", raw))
+    if m.group("case"):
+        return Entity("case_id", raw, norm, digits=digits)
+    if m.group("hash"):
+        return Entity("case_id", raw, norm, digits=m.group("hd"))
+    if m.group("err"):
+        return Entity("error_code", raw, norm, digits=digits if raw[:1] in "Hh" else "")
+    if m.group("sku"):
+        return Entity("sku", raw, norm)
+    if m.group("mp").upper() in _NOT_MODEL:
+        return None
+    return Entity("sku", raw, norm)
+
+
+def _date_entity(m: re.Match[str]) -> Entity | None:
+    g = m.groupdict()
+    raw = m.group(0)
+    if g["qn"]:
+        year = g["qy"].lstrip("'")
+        return Entity("date", raw, f"{_year(year)}-{g['qn'].upper()}")
+    if g["qw"]:
+        quarter = ["first", "second", "third", "fourth"].index(g["qw"].lower()) + 1
+        return Entity("date", raw, f"{g['qwy']}-Q{quarter}")
+    if g["hn"]:
+        return Entity("date", raw, f"{g['hy']}-{g['hn'].upper()}")
+    if g["fy"]:
+        return Entity("date", raw, f"FY{_year(g['fy'])}")
+    if g["mon"]:
+        month = _MONTHS.index(g["mon"][:3].lower()) + 1
+        return Entity("date", raw, f"{g['my']}-{month:02d}")
+    if g["iy"] and 1 <= int(g["im"]) <= 12:
+        return Entity("date", raw, f"{g['iy']}-{g['im']}")
+    return None
+
+
+def _year(text: str) -> str:
+    return text if len(text) == 4 else f"20{text}"
+
+
+def scope_keys(norm: str) -> list[str]:
+    """A month scope also covers its quarter and half (context `2024-08` supports `Q3 2024`)."""
+    year, _, rest = norm.partition("-")
+    if rest.isdigit():
+        month = int(rest)
+        return [norm, f"{year}-Q{(month - 1) // 3 + 1}", f"{year}-H{1 if month <= 6 else 2}"]
+    return [norm]
+
+
+def extract(text: str, *, context: bool = False) -> list[Entity]:
+    """The entities in ``text`` (cleaned of line-number prefixes and markup), in order.
+
+    ``context=True`` matches identifiers case-insensitively and also reads dates written as ISO
+    dates; a reply's entities are read strictly (what the reply writes is what is checked).
+    """
+    text = clean(text)
+    found: list[tuple[int, Entity]] = []
+    taken: list[tuple[int, int]] = []
+
+    def free(m: re.Match[str]) -> bool:
+        start, end = m.span()
+        return all(end <= a or start >= b for a, b in taken)
+
+    for m in (_IDS_CONTEXT if context else _IDS).finditer(text):
+        entity = _id_entity(m)
+        if entity is not None:
+            found.append((m.start(), entity))
+            taken.append(m.span())
+    for m in _DATES.finditer(text):
+        entity = _date_entity(m) if free(m) and (context or not m.group("iy")) else None
+        if entity is not None:
+            found.append((m.start(), entity))
+            taken.append(m.span())
+    numeric = (("money", _MONEY), ("money", _MONEY_WORD), ("percent", _PERCENT), ("count", _COUNT))
+    for kind, pattern in numeric:
+        for m in pattern.finditer(text):
+            if not free(m):
+                continue
+            if kind == "count" and (m.group("noun") in _NOT_NOUN or _is_year(m.group("num"))):
+                continue
+            value, decimals, scale = _number(m.group("num"), m.groupdict().get("suf"))
+            qualifier = _QUALS.get((m.group("q") or "").lower(), "approx" if m.group("q") else "")
+            raw = text[m.end("q") if m.group("q") else m.start() : m.end()].strip()
+            norm = f"{kind}:{value:g}"
+            found.append((m.start(), Entity(kind, raw, norm, value, decimals, scale, qualifier)))
+            taken.append(m.span())
+    return [e for _, e in sorted(found, key=lambda pair: pair[0])]
+
+
+def _is_year(num: str) -> bool:
+    return len(num) == 4 and num.isdigit() and 1900 <= int(num) <= 2100
+
+
+def context_numbers(text: str) -> list[float]:
+    """Every number in context text (digits, k/M suffixes, number words): the fallback pool."""
+    text = clean(text)
+    values = [_number(m.group("num"), m.group("suf"))[0] for m in _ANY_NUM.finditer(text)]
+    for m in _NUM_WORD.finditer(text):
+        value = _WORD_NUM[m.group(1).lower()]
+        if m.group(2):
+            value += _WORD_NUM[m.group(2).lower()]
+        values.append(value)
+    return values
+
+
+def digit_runs(text: str) -> set[str]:
+    return set(re.findall(r"(?<!\d)\d{3,}(?!\d)", text))
+
+
+_COUNTED = re.compile(rf"(?<![\w.])(?P<num>{_NUM})(?P<suf>[kKM]\b)?\s+[A-Za-z]")
+
+
+def context_counts(text: str) -> list[float]:
+    """Numbers followed by any word in context (`106 passed`, `14 doctests`): the count pool."""
+    return [_number(m.group("num"), m.group("suf"))[0] for m in _COUNTED.finditer(clean(text))]
+
+
+_PREFIX_NUM = re.compile(r"^[ \t]*(\d+)(?:→|[ \t]*\|)(.*)$", re.MULTILINE)
+
+
+def viewed_lines(text: str) -> list[float]:
+    """The last line numbers of a file view (with and without a trailing blank line): a reply
+    may state them as the file's length."""
+    rows = [(int(n), rest.strip()) for n, rest in _PREFIX_NUM.findall(text)]
+    if len(rows) < 3:
+        return []
+    filled = [n for n, rest in rows if rest]
+    return [float(max(n for n, _ in rows))] + ([float(max(filled))] if filled else [])

@@ -1,0 +1,293 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from detectors.action_claims import ActionClaimsParams, action_claims, is_claim, sentences
+from detectors.action_rules import DEFAULT_RULES, CompiledRule, Rule, stem, tool_action
+from detectors.runner import DetectorSuite
+from sessions.models import Event, EventKind, Session
+from sessions.reader import SessionReader
+from tests.labelled_cases import load_cases, matches, run_case
+from tests.tests_support import shared_path
+
+CASES = load_cases("action_claims.jsonl")
+UNBACKED, CONTRADICTED = "unbacked_action_claim", "contradicted_action_claim"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_labelled_case(case) -> None:
+    assert matches(case, run_case(case)) == (len(case.expected), 0, 0), case.note
+
+
+def test_cases_cover_both_formats_and_hard_negatives() -> None:
+    assert len(CASES) >= 20
+    assert {c.filename.rsplit(".", 1)[-1] for c in CASES} == {"json", "jsonl"}
+    assert sum(1 for c in CASES if not c.expected) >= 10
+    assert all(c.note for c in CASES)
+
+
+def _session(events: list[Event], tools: frozenset[str] | None = None) -> Session:
+    from sessions.models import ToolRegistry
+
+    registry = ToolRegistry(tools, "session") if tools is not None else None
+    session = Session("s", "s.json", "openai_chat", events=events, registered_tools=registry)
+    session.reindex()
+    return session
+
+
+def _bash(call_id: str, command: str, output: str, is_error: bool = False) -> list[Event]:
+    return [
+        Event(EventKind.TOOL_CALL, call_id=call_id, name="Bash", input={"command": command}),
+        Event(EventKind.TOOL_RESULT, call_id=call_id, output=output, is_error=is_error),
+    ]
+
+
+def test_contradicted_signal_fields() -> None:
+    events = [
+        Event(EventKind.USER, text="fix"),
+        *_bash("c1", "mix test", "Exit code 1\n12 tests, 1 failure", True),
+        Event(EventKind.ASSISTANT, text="Fixed.\n\nAll tests pass."),
+    ]
+    [signal] = action_claims(_session(events), ActionClaimsParams())
+    assert (signal.kind, signal.value, str(signal.severity)) == (
+        CONTRADICTED,
+        "All tests pass.",
+        "high",
+    )
+    assert signal.events == [3, 2]
+    assert "`mix test` failed" in signal.explanation and "\n" not in signal.explanation
+
+
+def test_every_reply_is_checked_not_only_the_last() -> None:
+    events = [
+        Event(EventKind.ASSISTANT, text="All tests pass."),
+        *_bash("c1", "pytest", "3 passed"),
+        Event(EventKind.ASSISTANT, text="All tests pass."),
+    ]
+    signals = action_claims(_session(events), ActionClaimsParams())
+    assert [(s.kind, s.events) for s in signals] == [(UNBACKED, [0])]
+
+
+def test_synthetic_compaction_and_subagent_replies_are_skipped() -> None:
+    events = [
+        Event(EventKind.ASSISTANT, text="All tests pass.", meta={"synthetic": True}),
+        Event(EventKind.ASSISTANT, text="I committed and pushed.", subagent="a1"),
+        Event(EventKind.USER, text="summary: tests pass", meta={"compaction": True}),
+        Event(EventKind.ASSISTANT, text="All tests pass and everything is pushed."),
+    ]
+    assert action_claims(_session(events), ActionClaimsParams()) == []
+
+
+def test_subagent_evidence_backs_the_parent() -> None:
+    events = [
+        Event(EventKind.TOOL_CALL, call_id="t", name="Task", input={"prompt": "run tests"}),
+        Event(
+            EventKind.TOOL_CALL,
+            call_id="s1",
+            name="Bash",
+            input={"command": "cargo test"},
+            subagent="a1",
+        ),
+        Event(EventKind.TOOL_RESULT, call_id="s1", output="test result: ok", subagent="a1"),
+        Event(EventKind.TOOL_RESULT, call_id="t", output="tests ok"),
+        Event(EventKind.ASSISTANT, text="All tests pass."),
+    ]
+    assert action_claims(_session(events), ActionClaimsParams()) == []
+
+
+def test_background_launch_is_not_an_outcome() -> None:
+    events = [
+        *_bash("c1", "npm test", "Command running in background with ID: b1"),
+        Event(EventKind.ASSISTANT, text="All tests pass."),
+    ]
+    assert action_claims(_session(events), ActionClaimsParams()) == []
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "pytest -q",
+        "python -m pytest tests/",
+        "python3 -m unittest discover",
+        "tox -e py312",
+        "nox -s tests",
+        "npm test",
+        "yarn test --watch=false",
+        "pnpm run test",
+        "npx jest",
+        "vitest run",
+        "go test ./...",
+        "cargo test",
+        "cargo nextest run",
+        "mix test",
+        "make test",
+        "make -j4 check",
+        "just check",
+        "./gradlew test",
+        "mvn -q verify",
+        "bundle exec rspec",
+        "rake test",
+        "vendor/bin/phpunit",
+        "dotnet test",
+        "ctest --output-on-failure",
+        "swift test",
+        "pre-commit run --all-files",
+        "cd app && pytest",
+    ],
+)
+def test_test_runners_are_recognised(command: str) -> None:
+    rule = CompiledRule.of(DEFAULT_RULES[0])
+    assert rule.commands is not None and rule.commands.search(command)
+
+
+@pytest.mark.parametrize("command", ["cat tests/test_a.py", "ls test", "echo testing", "grep pass"])
+def test_non_test_commands(command: str) -> None:
+    rule = CompiledRule.of(DEFAULT_RULES[0])
+    assert rule.commands is not None and not rule.commands.search(command)
+
+
+@pytest.mark.parametrize(
+    ("text", "claims"),
+    [
+        ("All tests pass.", True),
+        ("I'll run the tests to make sure they pass.", False),
+        ("Let me commit and push.", False),
+        ("If the tests pass, I will push.", False),
+        ("Do the tests pass?", False),
+        ("You can push when the tests pass.", False),
+        ("I couldn't push: the remote rejected it.", False),
+        ("Tests pass and I pushed the fix.", True),
+    ],
+)
+def test_claim_filters(text: str, claims: bool) -> None:
+    rules = [CompiledRule.of(r) for r in DEFAULT_RULES]
+    found = any(
+        is_claim(s, m.start(), m.end())
+        for s in sentences(text)
+        for r in rules
+        for m in r.claim.finditer(s)
+    )
+    assert found is claims
+
+
+def test_sentences_strip_code_and_quotes() -> None:
+    text = "Run:\n```\npytest # all tests pass\n```\n> tests pass\nSee `tests pass` (tests pass)."
+    assert not any("tests pass" in s for s in sentences(text))
+
+
+def test_stems_and_tool_actions() -> None:
+    assert stem("cancelled") == stem("cancel") == stem("cancellation")
+    assert stem("baggages") == stem("bag") == stem("bags")
+    assert stem("booking") == stem("booked") == stem("book")
+    assert stem("refunded") == stem("refund")
+    assert stem("updated") == stem("update")
+    action = tool_action("update_reservation_baggages")
+    assert action is not None and action.verbs == {"update"} and "bag" in action.objects
+    assert tool_action("get_reservation_details") is None
+    camel = tool_action("refundPayment")
+    assert camel is not None and camel.verbs == {"refund"}
+
+
+def test_custom_rule_in_config_and_replace_defaults() -> None:
+    rule = {
+        "name": "ticket closed",
+        "claim": r"\bticket\s+(?:is|has been)\s+closed\b",
+        "tools": ["^close_ticket$"],
+        "failure": "^Error",
+    }
+    events = [
+        Event(EventKind.TOOL_CALL, call_id="c", name="close_ticket", input={}),
+        Event(EventKind.TOOL_RESULT, call_id="c", output="Error: no such ticket"),
+        Event(EventKind.ASSISTANT, text="The ticket has been closed. All tests pass."),
+    ]
+    suite = DetectorSuite({"action_claims": {"rules": [rule], "derive_from_tools": False}})
+    kinds = sorted(s.kind for s in suite.run(_session(events)))
+    assert kinds == [CONTRADICTED, UNBACKED]
+    only = DetectorSuite(
+        {"action_claims": {"rules": [rule], "replace_defaults": True, "derive_from_tools": False}}
+    )
+    assert [s.kind for s in only.run(_session(events))] == [CONTRADICTED]
+
+
+def test_bad_rule_regex_is_a_config_error() -> None:
+    with pytest.raises(ValueError):
+        Rule(name="x", claim="(")
+
+
+# --- real corpus -------------------------------------------------------------------------------
+
+
+def _claude_code_units(root: Path) -> list[list[Path]]:
+    units = []
+    for main in sorted(root.glob("spotter/*.jsonl")):
+        if "__subagents__" in main.name:
+            continue
+        units.append([main, *sorted(root.glob(f"spotter/{main.stem}__subagents__*.jsonl"))])
+    orphans = [
+        p
+        for p in sorted(root.glob("spotter/*__subagents__*.jsonl"))
+        if not (root / "spotter" / (p.name.split("__")[0] + ".jsonl")).exists()
+    ]
+    units += [[p] for p in orphans]
+    units += [[p] for p in sorted(root.glob("reliability/*__transcript.jsonl"))]
+    return units
+
+
+def _read(unit: list[Path]) -> list[Session]:
+    result = SessionReader().read_unit([(p.name, p.read_bytes()) for p in unit])
+    assert not result.failures, result.failures
+    return result.sessions
+
+
+def test_real_claude_code_sessions_raise_no_false_alarms() -> None:
+    root = shared_path("corpus/claude_code")
+    rule = CompiledRule.of(DEFAULT_RULES[0])
+    seen = 0
+    for unit in _claude_code_units(root):
+        for session in _read(unit):
+            seen += 1
+            for signal in action_claims(session, ActionClaimsParams()):
+                before = session.events[: signal.events[0]]
+                ran_tests = any(
+                    e.kind is EventKind.TOOL_CALL
+                    and rule.commands is not None
+                    and rule.commands.search(json.dumps(e.input))
+                    for e in before
+                )
+                assert not (signal.kind == UNBACKED and "tests" in signal.explanation and ran_tests)
+                reply = session.events[signal.events[0]]
+                assert reply.subagent is None and not reply.meta.get("compaction")
+            # Hand-checked: none of these sessions holds a false completion claim.
+            assert action_claims(session, ActionClaimsParams()) == [], session.source
+    assert seen >= 10
+
+
+def test_planted_false_claim_in_a_real_session_is_caught() -> None:
+    path = shared_path(
+        "corpus/claude_code/reliability/stop-hook-uncommitted-changes__transcript.jsonl"
+    )
+    [session] = _read([path])
+    session.events.append(Event(EventKind.ASSISTANT, text="All tests pass and I pushed the fix."))
+    session.reindex()
+    [signal] = action_claims(session, ActionClaimsParams())
+    assert (signal.kind, signal.value) == (UNBACKED, "All tests pass and I pushed the fix.")
+
+
+def test_tau_airline_claims_are_backed() -> None:
+    from flows.config import parse_config
+
+    data = shared_path("corpus/openai_chat/tau_airline/gpt-4o-airline.dev.json")
+    tools = data.parent / "tools.json"
+    config = {"sessions": {"default_agent": "tau"}, "agents": {"tau": {"tools_file": str(tools)}}}
+    loaded = parse_config(config, base=data.parent).config
+    reader = SessionReader(loaded.sessions, loaded.agents, base=data.parent)
+    result = reader.read_unit([(data.name, data.read_bytes())])
+    assert len(result.sessions) == 100
+    signals = [
+        s for session in result.sessions for s in action_claims(session, ActionClaimsParams())
+    ]
+    # 69 state-change claims ("has been successfully cancelled") all follow their tool call.
+    assert signals == []

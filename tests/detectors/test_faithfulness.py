@@ -1,0 +1,177 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+from labelled_cases import load_cases, matches, run_case
+from tests_support import shared_path
+
+from detectors.entities import extract
+from detectors.faithfulness import FaithfulnessParams, check_reply, faithfulness
+from detectors.runner import DetectorSuite
+from sessions.models import Event, EventKind, Session
+from sessions.reader import SessionReader
+
+CASES = load_cases("faithfulness.jsonl")
+REAL = ["CASE-00123", "CASE-00145", "CASE-00178", "CASE-00201", "CASE-00233", "CASE-00256"]
+INVENTED = ["CASE-00981", "CASE-01017", "CASE-00412"]
+
+
+def _read(messages: list[dict[str, object]]) -> Session:
+    raw = json.dumps({"id": "s1", "messages": messages}).encode()
+    result = SessionReader().read_unit([("s.json", raw)])
+    assert not result.failures
+    return result.sessions[0]
+
+
+def _tool_session(output: str, reply: str) -> Session:
+    call = {"id": "c1", "type": "function", "function": {"name": "search_cases", "arguments": "{}"}}
+    return _read(
+        [
+            {"role": "system", "content": "You are a support assistant."},
+            {"role": "user", "content": "Which cases mention login failures?"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": output},
+            {"role": "assistant", "content": reply},
+        ]
+    )
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_labelled_case(case) -> None:  # type: ignore[no-untyped-def]
+    assert matches(case, run_case(case)) == (len(case.expected), 0, 0)
+
+
+def test_enough_labelled_cases() -> None:
+    assert len(CASES) >= 15
+    assert sum(bool(c.expected) for c in CASES) >= 5
+    assert sum(not c.expected for c in CASES) >= 8
+    assert all(c.note for c in CASES)
+
+
+def test_incident_regression_invented_case_ids() -> None:
+    """The incident: six retrieved case ids, cited with invented ones in the same format."""
+    output = json.dumps(
+        {"results": [{"case_id": c, "subject": "SSO login loop", "status": "open"} for c in REAL]}
+    )
+    reply = (
+        f"I found these related cases: {', '.join(REAL)}. In addition, {INVENTED[0]} was resolved "
+        f"by resetting the SAML certificate, {INVENTED[1]} was escalated to the identity team, "
+        f"and {INVENTED[2]} is a duplicate of {REAL[0]}."
+    )
+    session = _tool_session(output, reply)
+    signals = faithfulness(session, FaithfulnessParams())
+    assert sorted(s.value for s in signals) == sorted(INVENTED)
+    assert not {s.value for s in signals} & set(REAL)
+    assert all(s.events == [4] and str(s.severity) == "medium" for s in signals)
+    assert "appears nowhere in what the agent saw" in signals[0].explanation
+    audit = signals[0].data["audit"]
+    assert audit["action"] == "quality.faithfulness_violation"
+    assert audit["score"] == pytest.approx(6 / (6 + len(INVENTED)))
+    assert audit["threshold"] == 0.9
+    assert audit["per_kind_breakdown"] == {"case_id": {"supported": 6, "total": 9}}
+    assert sorted(audit["unsupported_sample"]) == sorted(INVENTED)
+    assert len(audit["response_excerpt"]) <= 300 and len(audit["context_excerpt"]) <= 300
+    assert REAL[0] in audit["context_excerpt"]
+    assert all("audit" not in s.data for s in signals[1:])
+
+
+def test_suite_runs_it_with_kind_and_version() -> None:
+    session = _tool_session(json.dumps({"case_id": "CASE-00123"}), "See CASE-00123, CASE-00999.")
+    signals = [s for s in DetectorSuite().run(session) if s.kind == "faithfulness_violation"]
+    assert [(s.value, s.detector, s.detector_version) for s in signals] == [
+        ("CASE-00999", "faithfulness", 1)
+    ]
+
+
+def test_synthetic_and_compaction_replies_are_not_checked() -> None:
+    session = _tool_session("nothing", "Cases CASE-00555 and CASE-00556.")
+    session.events[-1].meta["synthetic"] = True
+    assert faithfulness(session, FaithfulnessParams()) == []
+    session.events[-1].meta = {"compaction": True}
+    assert faithfulness(session, FaithfulnessParams()) == []
+
+
+def test_reply_without_entities_has_no_audit() -> None:
+    reply = Event(EventKind.ASSISTANT, index=0, text="Done, see line 12 of app.py in Python 3.11.")
+    from detectors.faithfulness import _Context
+
+    signals, audit = check_reply(reply, _Context(FaithfulnessParams()), FaithfulnessParams())
+    assert signals == [] and audit is None
+
+
+def test_context_is_only_what_came_before() -> None:
+    session = _read(
+        [
+            {"role": "user", "content": "status?"},
+            {"role": "assistant", "content": "It is CASE-00700."},
+            {"role": "user", "content": "CASE-00700 is right"},
+        ]
+    )
+    assert [s.value for s in faithfulness(session, FaithfulnessParams())] == ["CASE-00700"]
+
+
+def test_threshold_and_tolerance_params() -> None:
+    session = _tool_session(json.dumps({"active_users": 53}), "There are about 60 users.")
+    assert [s.value for s in faithfulness(session, FaithfulnessParams())] == ["60 users"]
+    assert faithfulness(session, FaithfulnessParams(tolerance=0.2)) == []
+    assert faithfulness(session, FaithfulnessParams(threshold=0.0)) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "kinds"),
+    [
+        ("CASE-00123 #48213 INC0012345", ["case_id"] * 3),
+        ("SKU-4821-B and XPS-9530", ["sku", "sku"]),
+        ("E1043, ERR_CONNECTION_REFUSED, 0x80070005", ["error_code"] * 3),
+        (
+            "12%, $1.2M, 1,234 incidents, Q3 2024, April 2026",
+            ["percent", "money", "count"] + ["date"] * 2,
+        ),
+        ("Python 3.11, in 2024, line 157, SHA-256, UTF-8, 3 seconds, 5 of them", []),
+    ],
+)
+def test_extraction_kinds(text: str, kinds: list[str]) -> None:
+    assert [e.kind for e in extract(text)] == kinds
+
+
+def test_normalised_forms_agree() -> None:
+    assert extract("$1.2M")[0].value == extract("1,200,000 dollars")[0].value
+    assert extract("12%")[0].norm == extract("12 percent")[0].norm
+    assert extract("CASE-00123")[0].norm == extract("case 00123", context=True)[0].norm
+
+
+def _summedits() -> list[dict[str, object]]:
+    items: list[dict[str, object]] = []
+    for name in ("summedits_sales_call.json", "summedits_sales_email.json"):
+        items += json.loads(shared_path(f"corpus/faithfulness/{name}").read_text())
+    return items
+
+
+def test_summedits_false_alarms_are_rare() -> None:
+    """Measured: 1 of 352 consistent summaries fires (0.3%; that one says 15% where the email
+    says 20%), against 143 of 781 inconsistent ones (18%; recall is bounded to entity edits)."""
+    from detectors.faithfulness import _Context
+
+    params = FaithfulnessParams()
+    fired = {0: 0, 1: 0}
+    total = {0: 0, 1: 0}
+    for item in _summedits():
+        context = _Context(params)
+        context.add(str(item["doc"]))
+        reply = Event(EventKind.ASSISTANT, index=1, text=str(item["summary"]))
+        label = int(item["label"])  # type: ignore[call-overload]
+        total[label] += 1
+        fired[label] += bool(check_reply(reply, context, params)[0])
+    assert fired[1] / total[1] <= 0.02
+    assert fired[0] / total[0] >= 0.12
+
+
+def test_real_claude_code_sessions_restating_counts_are_quiet() -> None:
+    folder = shared_path("corpus/claude_code/reliability")
+    signals = []
+    for path in sorted(folder.glob("*__transcript.jsonl")):
+        result = SessionReader().read_unit([(path.name, path.read_bytes())])
+        for session in result.sessions:
+            signals += faithfulness(session, FaithfulnessParams())
+    assert signals == []

@@ -1,0 +1,94 @@
+"""``not_found``: labelled cases, unit checks, and what the real corpus shows."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from labelled_cases import load_cases, matches, run_case
+from tests_support import shared_path
+
+from detectors.not_found import NotFoundParams, not_found
+from sessions.errors import ConfigError
+from sessions.models import Session
+from sessions.reader import SessionReader
+
+CASES = load_cases("not_found.jsonl")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_labelled_case(case) -> None:  # type: ignore[no-untyped-def]
+    assert matches(case, run_case(case)) == (len(case.expected), 0, 0), case.note
+
+
+def test_cases_cover_both_formats_and_hard_negatives() -> None:
+    assert len(CASES) >= 12
+    assert {c.filename for c in CASES} == {"s.json", "s.jsonl"}
+    assert sum(1 for c in CASES if not c.expected) >= 6
+
+
+def _read(name: str) -> Session:
+    case = next(c for c in CASES if c.id == name)
+    raw = "\n".join(json.dumps(line) for line in case.session).encode()
+    return SessionReader().read_unit([(case.filename, raw)]).sessions[0]
+
+
+def test_probes_are_counted_on_the_session() -> None:
+    session = _read("nf-cc-ls-probe")
+    assert not_found(session, NotFoundParams()) == []
+    assert session.meta["not_found_probes"] == 1
+    missing = _read("nf-cc-read-missing")
+    [signal] = not_found(missing, NotFoundParams())
+    assert missing.meta["not_found_probes"] == 0
+    assert str(signal.severity) == "medium" and len(signal.events) == 2
+    assert signal.explanation.startswith("Read `/repo/config.yaml`, which does not exist")
+
+
+def test_extra_probe_command_and_bad_pattern() -> None:
+    session = _read("nf-cc-command-127")
+    assert not_found(session, NotFoundParams(probe_commands=["tree"])) == []
+    assert session.meta["not_found_probes"] == 1
+    with pytest.raises(ConfigError):
+        from detectors.registry import get_detector
+
+        get_detector("not_found").params({"patterns": ["(unclosed"]})
+
+
+def _claude_code_units(folder: Path) -> list[list[tuple[str, bytes]]]:
+    groups: dict[str, list[Path]] = {}
+    for path in sorted(folder.glob("*.jsonl")):
+        groups.setdefault(path.name.split("__")[0].removesuffix(".jsonl"), []).append(path)
+    return [[(p.name, p.read_bytes()) for p in paths] for paths in groups.values()]
+
+
+def test_real_claude_code_corpus() -> None:
+    reader = SessionReader()
+    found: list[tuple[str, str]] = []
+    probes = 0
+    for folder in ("spotter", "reliability"):
+        for unit in _claude_code_units(shared_path(f"corpus/claude_code/{folder}")):
+            for session in reader.read_unit(unit).sessions:
+                found += [(s.value.rsplit("/", 1)[-1], s.data["category"]) for s in
+                          not_found(session, NotFoundParams())]  # fmt: skip
+                probes += session.meta["not_found_probes"]
+    # Read by hand: two real "File does not exist." Reads and one `tree` that is not installed.
+    # Not flagged: "Sibling tool call errored", edit mismatches, a skill template's git revision,
+    # the empty Globs/Greps/finds (probes).
+    assert sorted(found) == [
+        ("conn_case.ex", "file"),
+        ("session_live.html.heex", "file"),
+        ("tree", "command"),
+    ]
+    assert probes >= 15
+
+
+def test_real_tau_bench_file() -> None:
+    path = shared_path("corpus/openai_chat/tau_airline/gpt-4o-airline.dev.json")
+    sessions = SessionReader().read_unit([(path.name, path.read_bytes())]).sessions
+    signals = [s for session in sessions for s in not_found(session, NotFoundParams())]
+    # Every tau "Error: payment method ... not found"; the other errors (balance, seats, totals)
+    # are not missing targets.
+    assert len(signals) == 7
+    assert {s.value.split("_")[0] for s in signals} == {"certificate", "credit"}
+    assert all(s.data["category"] == "entity" for s in signals)
