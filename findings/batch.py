@@ -102,7 +102,7 @@ def session_row(session: Session, signals: int, day: str, run_id: str) -> dict[s
     }
 
 
-def signal_row(signal: Signal, session: Session, day: str, run_id: str) -> dict[str, Any]:
+def _identity(session: Session, day: str, run_id: str) -> dict[str, Any]:
     return {
         "date": day,
         "run_id": run_id,
@@ -110,6 +110,12 @@ def signal_row(signal: Signal, session: Session, day: str, run_id: str) -> dict[
         "source": session.source,
         "agent": session.agent,
         "agent_version": session.agent_version,
+    }
+
+
+def signal_row(signal: Signal, session: Session, day: str, run_id: str) -> dict[str, Any]:
+    return {
+        **_identity(session, day, run_id),
         "kind": signal.kind,
         "value": signal.value,
         "severity": str(signal.severity),
@@ -126,12 +132,7 @@ def audit_row(signal: Signal, session: Session, day: str, run_id: str) -> dict[s
     if not isinstance(audit, dict):
         return None
     return {
-        "date": day,
-        "run_id": run_id,
-        "session_id": session.id,
-        "source": session.source,
-        "agent": session.agent,
-        "agent_version": session.agent_version,
+        **_identity(session, day, run_id),
         "action": audit.get("action"),
         "event": signal.events[0] if signal.events else None,
         "score": audit.get("score"),

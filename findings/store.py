@@ -23,10 +23,19 @@ import pyarrow.parquet as pq
 
 from sessions.storage import Store
 
+# Every table says which day and which run it belongs to; the per-session tables also say which
+# session, agent and version, so one query can join or split them without the sessions table.
+_RUN = [("date", pa.string()), ("run_id", pa.string())]
+_SESSION = [
+    ("session_id", pa.string()),
+    ("source", pa.string()),
+    ("agent", pa.string()),
+    ("agent_version", pa.string()),
+]
+
 SESSION_SCHEMA = pa.schema(
     [
-        ("date", pa.string()),
-        ("run_id", pa.string()),
+        *_RUN,
         ("session_id", pa.string()),
         ("source", pa.string()),
         ("format", pa.string()),
@@ -45,12 +54,8 @@ SESSION_SCHEMA = pa.schema(
 
 SIGNAL_SCHEMA = pa.schema(
     [
-        ("date", pa.string()),
-        ("run_id", pa.string()),
-        ("session_id", pa.string()),
-        ("source", pa.string()),
-        ("agent", pa.string()),
-        ("agent_version", pa.string()),
+        *_RUN,
+        *_SESSION,
         ("kind", pa.string()),
         ("value", pa.string()),
         ("severity", pa.string()),
@@ -64,8 +69,7 @@ SIGNAL_SCHEMA = pa.schema(
 
 FAILURE_SCHEMA = pa.schema(
     [
-        ("date", pa.string()),
-        ("run_id", pa.string()),
+        *_RUN,
         ("source", pa.string()),
         ("reason", pa.string()),
         ("message", pa.string()),
@@ -75,12 +79,8 @@ FAILURE_SCHEMA = pa.schema(
 # The faithfulness audit log: one row per reply below the threshold (`action` says which check).
 AUDIT_SCHEMA = pa.schema(
     [
-        ("date", pa.string()),
-        ("run_id", pa.string()),
-        ("session_id", pa.string()),
-        ("source", pa.string()),
-        ("agent", pa.string()),
-        ("agent_version", pa.string()),
+        *_RUN,
+        *_SESSION,
         ("action", pa.string()),
         ("event", pa.int32()),
         ("score", pa.float64()),

@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from sessions.documents import Document, parse_bytes
+from sessions.models import Event, EventKind, Session
+
 
 def halluwatch_bin() -> str:
     """The installed `halluwatch` console script of the interpreter running the tests."""
@@ -48,3 +51,28 @@ def shared_path(relative: str) -> Path:
     if not path.exists():
         pytest.skip(f"{path} is absent: the shared development corpus is not beside this checkout")
     return path
+
+
+def shared_document(relative: str) -> Document:
+    """The file ``relative`` under ``../shared`` read as the reader would (skips when absent)."""
+    path = shared_path(relative)
+    return parse_bytes(str(path), path.read_bytes())
+
+
+def shared_example(name: str) -> Document:
+    """The spec's example file ``name`` (``../shared/formats/examples``) as a Document."""
+    return shared_document(f"formats/examples/{name}")
+
+
+def only(sessions: list[Session]) -> Session:
+    """The one session of ``sessions``, asserting there is exactly one."""
+    assert len(sessions) == 1, [s.id for s in sessions]
+    return sessions[0]
+
+
+def result_of(session: Session, call_id: str | None) -> Event | None:
+    """The tool result with ``call_id``, found by scanning the events (no adapter logic)."""
+    return next(
+        (e for e in session.events if e.kind is EventKind.TOOL_RESULT and e.call_id == call_id),
+        None,
+    )

@@ -12,7 +12,15 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sessions.formats._otlp import as_dict, as_list, json_value, parse_input, stamp
+from sessions.formats._otlp import (
+    Span,
+    as_dict,
+    as_list,
+    json_value,
+    parse_input,
+    span_error,
+    stamp,
+)
 from sessions.formats.common import infer_error, json_text, text_of
 from sessions.models import Event, EventKind, ToolRegistry
 
@@ -239,6 +247,76 @@ class CallPool:
         self._used.add(hits[0])
         found = self._calls[hits[0]]
         return found[0] or call_id, args if args not in (None, "", {}) else found[2]
+
+
+def add_tool_step(
+    timeline: Timeline,
+    pool: CallPool,
+    rank: int,
+    who: str | None,
+    *,
+    call_at: int,
+    result_at: int,
+    given: Any,
+    fallback_id: str,
+    name: str,
+    args: Any,
+    output: str,
+    failed: bool,
+) -> None:
+    """A trace's tool step as its TOOL_CALL at ``call_at`` and TOOL_RESULT at ``result_at``. The
+    call id is the one ``given``, else the matching request's in ``pool`` (which also fills in
+    missing arguments), else ``fallback_id``: a result must pair with its call."""
+    call_id, args = pool.claim(str(given) if given else None, name, args)
+    call_id = call_id or fallback_id
+    timeline.add(
+        call_at,
+        rank,
+        Event(EventKind.TOOL_CALL, call_id=call_id, name=name, input=args, subagent=who),
+    )
+    timeline.add(
+        result_at,
+        rank,
+        Event(
+            EventKind.TOOL_RESULT,
+            call_id=call_id,
+            name=name,
+            output=output,
+            is_error=failed,
+            subagent=who,
+        ),
+    )
+
+
+def add_span_tool(
+    span: Span,
+    rank: int,
+    timeline: Timeline,
+    pool: CallPool,
+    who: str | None,
+    *,
+    name: str,
+    given: Any,
+    args: Any,
+    result: Any,
+) -> None:
+    """The tool step of an OTLP tool span (see ``add_tool_step``), the span's own id the last
+    resort; its output is ``result``, else the span's error message when it failed."""
+    failed, message = span_error(span)
+    add_tool_step(
+        timeline,
+        pool,
+        rank,
+        who,
+        call_at=span.start,
+        result_at=span.end,
+        given=given,
+        fallback_id=f"span:{span.span_id}",
+        name=name,
+        args=args,
+        output=json_text(result) if result not in (None, "") else (message if failed else ""),
+        failed=failed,
+    )
 
 
 def tool_registry(definitions: Iterable[Any]) -> ToolRegistry | None:

@@ -17,6 +17,7 @@ from sessions.formats._history import (
     CallPool,
     Msg,
     Timeline,
+    add_tool_step,
     dedupe_calls,
     replay,
     to_msgs,
@@ -26,7 +27,7 @@ from sessions.formats._history import (
 from sessions.formats._otlp import json_value, nanos, nearest, parse_input
 from sessions.formats.common import json_text, parse_time
 from sessions.formats.registry import adapter
-from sessions.models import Event, EventKind, Session
+from sessions.models import Session
 
 FORMAT = "langfuse"
 CALL_ID_KEYS = ("tool_call_id", "toolCallId", "call_id", "callId")
@@ -188,27 +189,24 @@ def _add_tool(
     name = str(obs.get("name") or "unknown")
     metadata: dict[str, Any] = m if isinstance(m := obs.get("metadata"), dict) else {}
     given = next((metadata[k] for k in CALL_ID_KEYS if metadata.get(k)), None)
-    call_id, args = pool.claim(str(given) if given else None, name, parse_input(obs.get("input")))
-    call_id = call_id or str(obs.get("id") or f"{name}:{rank}")
     failed = obs.get("level") == "ERROR"
     output = obs.get("output")
     text = json_text(output) if output not in (None, "") else ""
     if failed and not text:
         text = str(obs.get("statusMessage") or "error")
-    timeline.add(
-        when, rank, Event(EventKind.TOOL_CALL, call_id=call_id, name=name, input=args, subagent=who)
-    )
-    timeline.add(
-        done,
+    add_tool_step(
+        timeline,
+        pool,
         rank,
-        Event(
-            EventKind.TOOL_RESULT,
-            call_id=call_id,
-            name=name,
-            output=text,
-            is_error=failed,
-            subagent=who,
-        ),
+        who,
+        call_at=when,
+        result_at=done,
+        given=given,
+        fallback_id=str(obs.get("id") or f"{name}:{rank}"),
+        name=name,
+        args=parse_input(obs.get("input")),
+        output=text,
+        failed=failed,
     )
 
 

@@ -17,6 +17,7 @@ from sessions.formats._history import (
     CallPool,
     Msg,
     Timeline,
+    add_tool_step,
     dedupe_calls,
     message_from,
     replay,
@@ -27,7 +28,7 @@ from sessions.formats._history import (
 from sessions.formats._otlp import nanos, nearest, parse_input, stamp
 from sessions.formats.common import json_text, text_of
 from sessions.formats.registry import adapter
-from sessions.models import Event, EventKind, Session
+from sessions.models import Session
 
 FORMAT = "langsmith"
 THREAD_KEYS = ("session_id", "thread_id", "conversation_id")
@@ -229,8 +230,6 @@ def _add_tool(
         output = output["output"]
     message = _tool_message(output)
     given = message.get("tool_call_id")
-    call_id, args = pool.claim(str(given) if given else None, name, parse_input(raw))
-    call_id = call_id or str(run.get("id") or f"{name}:{rank}")
     text = text_of(message.get("content")) if message else json_text(output)
     failed = (
         run.get("error") not in (None, "")
@@ -239,20 +238,19 @@ def _add_tool(
     )
     if failed and not text:
         text = str(run.get("error") or "error")
-    timeline.add(
-        when, rank, Event(EventKind.TOOL_CALL, call_id=call_id, name=name, input=args, subagent=who)
-    )
-    timeline.add(
-        done,
+    add_tool_step(
+        timeline,
+        pool,
         rank,
-        Event(
-            EventKind.TOOL_RESULT,
-            call_id=call_id,
-            name=name,
-            output=text,
-            is_error=failed,
-            subagent=who,
-        ),
+        who,
+        call_at=when,
+        result_at=done,
+        given=given,
+        fallback_id=str(run.get("id") or f"{name}:{rank}"),
+        name=name,
+        args=parse_input(raw),
+        output=text,
+        failed=failed,
     )
 
 

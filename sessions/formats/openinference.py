@@ -18,6 +18,7 @@ from sessions.formats._history import (
     CallPool,
     Msg,
     Timeline,
+    add_span_tool,
     dedupe_calls,
     message_from,
     replay,
@@ -36,14 +37,12 @@ from sessions.formats._otlp import (
     otlp_spans,
     parse_input,
     resource_attr,
-    span_error,
     span_from,
     stamp,
     subtree_end,
 )
-from sessions.formats.common import json_text
 from sessions.formats.registry import adapter
-from sessions.models import Event, EventKind, Session
+from sessions.models import Session
 
 FORMAT = "openinference"
 KIND = "openinference.span.kind"
@@ -195,31 +194,16 @@ def _replies(value: Any) -> list[Msg]:
 
 def _add_tool(span: Span, rank: int, timeline: Timeline, pool: CallPool, who: str | None) -> None:
     attrs = span.attrs
-    name = str(attrs.get("tool.name") or span.name or "unknown")
-    given = attrs.get("tool.id")
-    call_id, args = pool.claim(
-        str(given) if given else None, name, parse_input(attrs.get("input.value"))
-    )
-    call_id = call_id or f"span:{span.span_id}"  # a result must pair with its call
-    failed, message = span_error(span)
-    result = attrs.get("output.value")
-    output = json_text(result) if result not in (None, "") else (message if failed else "")
-    timeline.add(
-        span.start,
+    add_span_tool(
+        span,
         rank,
-        Event(EventKind.TOOL_CALL, call_id=call_id, name=name, input=args, subagent=who),
-    )
-    timeline.add(
-        span.end,
-        rank,
-        Event(
-            EventKind.TOOL_RESULT,
-            call_id=call_id,
-            name=name,
-            output=output,
-            is_error=failed,
-            subagent=who,
-        ),
+        timeline,
+        pool,
+        who,
+        name=str(attrs.get("tool.name") or span.name or "unknown"),
+        given=attrs.get("tool.id"),
+        args=parse_input(attrs.get("input.value")),
+        result=attrs.get("output.value"),
     )
 
 

@@ -20,6 +20,7 @@ from sessions.formats._history import (
     CallPool,
     Msg,
     Timeline,
+    add_span_tool,
     dedupe_calls,
     message_from,
     replay,
@@ -38,13 +39,11 @@ from sessions.formats._otlp import (
     otlp_spans,
     parse_input,
     resource_attr,
-    span_error,
     stamp,
     subtree_end,
 )
-from sessions.formats.common import json_text
 from sessions.formats.registry import adapter
-from sessions.models import Event, EventKind, Session
+from sessions.models import Session
 
 FORMAT = "otel_genai"
 OPENINFERENCE_KIND = "openinference.span.kind"
@@ -166,32 +165,17 @@ def _session(source: str, sid: str, spans: list[Span]) -> Session:
 def _add_tool(span: Span, rank: int, timeline: Timeline, pool: CallPool, who: str | None) -> None:
     attrs = span.attrs
     name = attrs.get("gen_ai.tool.name") or attrs.get("traceloop.entity.name")
-    name = str(name or span.name.removeprefix("execute_tool").strip() or "unknown")
     raw_args = attrs.get("gen_ai.tool.call.arguments", attrs.get("traceloop.entity.input"))
-    args = _unwrap_traceloop(parse_input(raw_args))
-    given = attrs.get("gen_ai.tool.call.id")
-    call_id, args = pool.claim(str(given) if given else None, name, args)
-    # a result must pair with its call even when the instrumentation recorded no id
-    call_id = call_id or f"span:{span.span_id}"
-    failed, message = span_error(span)
-    result = attrs.get("gen_ai.tool.call.result", attrs.get("traceloop.entity.output"))
-    output = json_text(result) if result not in (None, "") else (message if failed else "")
-    timeline.add(
-        span.start,
+    add_span_tool(
+        span,
         rank,
-        Event(EventKind.TOOL_CALL, call_id=call_id, name=name, input=args, subagent=who),
-    )
-    timeline.add(
-        span.end,
-        rank,
-        Event(
-            EventKind.TOOL_RESULT,
-            call_id=call_id,
-            name=name,
-            output=output,
-            is_error=failed,
-            subagent=who,
-        ),
+        timeline,
+        pool,
+        who,
+        name=str(name or span.name.removeprefix("execute_tool").strip() or "unknown"),
+        given=attrs.get("gen_ai.tool.call.id"),
+        args=_unwrap_traceloop(parse_input(raw_args)),
+        result=attrs.get("gen_ai.tool.call.result", attrs.get("traceloop.entity.output")),
     )
 
 

@@ -3,74 +3,27 @@ separation from OpenAI Chat Completions files."""
 
 from __future__ import annotations
 
-import importlib
-import sys
-import types
-from pathlib import Path
 from typing import Any
 
 import pytest
-from tests_support import shared_path
+from tests_support import only, result_of, shared_example
 
-from sessions.documents import Document, parse_bytes
+from sessions.documents import Document
 from sessions.errors import MalformedSessionError
-from sessions.models import Event, EventKind, Session
-
-FORMATS_DIR = Path(__file__).resolve().parents[2] / "sessions" / "formats"
-
-
-def _load(name: str) -> types.ModuleType:
-    module = f"sessions.formats.{name}"
-    try:
-        return importlib.import_module(module)
-    except Exception:  # a sibling adapter still being written can fail in any way
-        pass
-    # sessions/formats/__init__.py imports every adapter; while some are missing, import ours
-    # under a bare package, then drop it so a later real import of the package is not shadowed.
-    saved = sys.modules.get("sessions.formats")
-    package = types.ModuleType("sessions.formats")
-    package.__path__ = [str(FORMATS_DIR)]
-    sys.modules["sessions.formats"] = package
-    try:
-        return importlib.import_module(module)
-    finally:
-        if saved is not None:
-            sys.modules["sessions.formats"] = saved
-        elif sys.modules.get("sessions.formats") is package:
-            del sys.modules["sessions.formats"]
-
-
-anthropic = _load("anthropic_messages")
-chat = _load("openai_chat")
+from sessions.formats import anthropic_messages as anthropic
+from sessions.formats import openai_chat as chat
+from sessions.models import EventKind
 
 FIRST_ID = "toolu_01A09q90qw90lq917835lq9"
 SECOND_ID = "toolu_01B7xKp2n3Qm4Rs5Tu6Vw7Xy"
-
-
-def example(name: str) -> Document:
-    path = shared_path(f"formats/examples/{name}")
-    return parse_bytes(str(path), path.read_bytes())
 
 
 def doc(data: Any, source: str = "logs/claude.json", jsonl: bool = False) -> Document:
     return Document(source, data, jsonl=jsonl)
 
 
-def result_of(session: Session, call_id: str | None) -> Event | None:
-    """The tool result with ``call_id``, found by scanning the events (no adapter logic)."""
-    return next(
-        (e for e in session.events if e.kind is EventKind.TOOL_RESULT and e.call_id == call_id),
-        None,
-    )
-
-
-def only(sessions: list[Session]) -> Session:
-    assert len(sessions) == 1, [s.id for s in sessions]
-    return sessions[0]
-
-
 def test_example_gives_the_scenario_with_explicit_error_flags() -> None:
-    session = only(anthropic.parse(example("anthropic_messages.json")))
+    session = only(anthropic.parse(shared_example("anthropic_messages.json")))
     steps = [
         (e.kind, e.call_id, e.name, e.input, e.is_error)
         for e in session.events
@@ -199,8 +152,8 @@ def test_tool_use_with_string_input_is_parsed_or_kept_raw() -> None:
 
 
 def test_sniff_separates_anthropic_from_openai_chat() -> None:
-    anthropic_doc = example("anthropic_messages.json")
-    openai_doc = example("openai_chat_completions.json")
+    anthropic_doc = shared_example("anthropic_messages.json")
+    openai_doc = shared_example("openai_chat_completions.json")
     assert anthropic.sniff(anthropic_doc) and not chat.sniff(anthropic_doc)
     assert chat.sniff(openai_doc) and not anthropic.sniff(openai_doc)
     # Plain text turns alone are ambiguous; a top-level system prompt is Anthropic's.

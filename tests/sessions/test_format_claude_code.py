@@ -5,34 +5,16 @@ Expectations are computed from the raw JSON lines in each test, independently of
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
-import types
-from pathlib import Path
 from typing import Any
 
 import pytest
-from tests_support import SHARED, shared_path
+from tests_support import SHARED, only, shared_document, shared_path
 
-from sessions.documents import Document, parse_bytes
+from sessions.documents import Document
+from sessions.formats import claude_code as cc
+from sessions.formats.registry import get_adapter
 from sessions.models import EventKind, Session
-
-
-def _load_adapter() -> types.ModuleType:
-    try:
-        return importlib.import_module("sessions.formats.claude_code")
-    except ImportError:
-        # sessions/formats/__init__.py imports every adapter; while some are not written yet,
-        # load this one (and the registry) without running the package __init__.
-        if "sessions.formats" not in sys.modules:
-            package = types.ModuleType("sessions.formats")
-            package.__path__ = [str(Path(__file__).resolve().parents[2] / "sessions" / "formats")]
-            sys.modules["sessions.formats"] = package
-        return importlib.import_module("sessions.formats.claude_code")
-
-
-cc = _load_adapter()
 
 SPOTTER = "corpus/claude_code/spotter"
 EXAMPLES = "formats/examples"
@@ -59,15 +41,8 @@ MAIN_WITH_SUBAGENTS = [
 ]
 
 
-def doc_of(relative: str) -> Document:
-    path = shared_path(relative)
-    return parse_bytes(str(path), path.read_bytes())
-
-
 def parse_one(relative: str) -> Session:
-    sessions = list(cc.parse(doc_of(relative)))
-    assert len(sessions) == 1
-    return sessions[0]
+    return only(list(cc.parse(shared_document(relative))))
 
 
 def raw_lines(relative: str) -> list[dict[str, Any]]:
@@ -108,17 +83,15 @@ def envelope(kind: str, content: Any, **extra: Any) -> dict[str, Any]:
 
 
 def test_adapter_is_registered_with_its_link_step() -> None:
-    from sessions.formats.registry import get_adapter
-
     registered = get_adapter("claude_code")
     assert registered.priority == 10
     assert registered.link is cc.link_subagents
-    assert registered.sniff(doc_of(f"{SPOTTER}/short.jsonl"))
+    assert registered.sniff(shared_document(f"{SPOTTER}/short.jsonl"))
 
 
 @pytest.mark.parametrize("relative", ALL_FILES)
 def test_sniff_claims_every_claude_code_file(relative: str) -> None:
-    assert cc.sniff(doc_of(relative))
+    assert cc.sniff(shared_document(relative))
 
 
 def test_sniff_rejects_other_shapes() -> None:
@@ -126,7 +99,7 @@ def test_sniff_rejects_other_shapes() -> None:
     assert not cc.sniff(Document("chat.jsonl", chat, jsonl=True))
     plain = [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "yo"}]
     assert not cc.sniff(Document("plain.jsonl", plain, jsonl=True))
-    meta = doc_of(f"{SUBAGENT_EXAMPLE}/{SUBAGENT_FILE.replace('.jsonl', '.meta.json')}")
+    meta = shared_document(f"{SUBAGENT_EXAMPLE}/{SUBAGENT_FILE.replace('.jsonl', '.meta.json')}")
     assert not meta.jsonl and not cc.sniff(meta)
 
 

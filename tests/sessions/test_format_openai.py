@@ -6,49 +6,21 @@ Expectations on real data are computed from the raw JSON in the test, not by the
 
 from __future__ import annotations
 
-import importlib
 import json
-import sys
-import types
-from pathlib import Path
 from typing import Any
 
 import orjson
 import pytest
-from tests_support import SHARED, shared_path
+from tests_support import SHARED, only, result_of, shared_document, shared_example, shared_path
 
 from sessions.documents import Document, parse_bytes
 from sessions.errors import MalformedSessionError
-from sessions.models import Event, EventKind, Session
+from sessions.formats import anthropic_messages as anthropic
+from sessions.formats import openai_agents as agents
+from sessions.formats import openai_chat as chat
+from sessions.formats import openai_responses as responses
+from sessions.models import EventKind, Session
 
-FORMATS_DIR = Path(__file__).resolve().parents[2] / "sessions" / "formats"
-
-
-def _load(name: str) -> types.ModuleType:
-    module = f"sessions.formats.{name}"
-    try:
-        return importlib.import_module(module)
-    except Exception:  # a sibling adapter still being written can fail in any way
-        pass
-    # sessions/formats/__init__.py imports every adapter; while some are missing, import ours
-    # under a bare package, then drop it so a later real import of the package is not shadowed.
-    saved = sys.modules.get("sessions.formats")
-    package = types.ModuleType("sessions.formats")
-    package.__path__ = [str(FORMATS_DIR)]
-    sys.modules["sessions.formats"] = package
-    try:
-        return importlib.import_module(module)
-    finally:
-        if saved is not None:
-            sys.modules["sessions.formats"] = saved
-        elif sys.modules.get("sessions.formats") is package:
-            del sys.modules["sessions.formats"]
-
-
-chat = _load("openai_chat")
-responses = _load("openai_responses")
-agents = _load("openai_agents")
-anthropic = _load("anthropic_messages")
 SNIFFS = {
     "openai_chat": chat.sniff,
     "openai_responses": responses.sniff,
@@ -68,26 +40,8 @@ QUESTION = "What port does the app use? Check config.yaml."
 REPLY = "config.yaml doesn't exist. settings.yaml sets the port: the app listens on 8080"
 
 
-def example(name: str) -> Document:
-    path = shared_path(f"formats/examples/{name}")
-    return parse_bytes(str(path), path.read_bytes())
-
-
 def doc(data: Any, source: str = "logs/run.json", jsonl: bool = False) -> Document:
     return Document(source, data, jsonl=jsonl)
-
-
-def result_of(session: Session, call_id: str | None) -> Event | None:
-    """The tool result with ``call_id``, found by scanning the events (no adapter logic)."""
-    return next(
-        (e for e in session.events if e.kind is EventKind.TOOL_RESULT and e.call_id == call_id),
-        None,
-    )
-
-
-def only(sessions: list[Session]) -> Session:
-    assert len(sessions) == 1, [s.id for s in sessions]
-    return sessions[0]
 
 
 def scenario(session: Session) -> list[tuple[Any, ...]]:
@@ -117,15 +71,14 @@ def _example_files() -> list[str]:
 
 @pytest.mark.parametrize("name", _example_files() or ["openai_chat_completions.json"])
 def test_each_sniff_claims_only_its_own_example(name: str) -> None:
-    document = example(name)
+    document = shared_example(name)
     claimed = {fmt for fmt, sniff in SNIFFS.items() if sniff(document)}
     expected = {OWN_FILES[name]} if name in OWN_FILES else set()
     assert claimed == expected
 
 
 def test_openai_sniffs_do_not_claim_the_tau_bench_file_except_chat() -> None:
-    path = shared_path(TAU)
-    document = parse_bytes(str(path), path.read_bytes())
+    document = shared_document(TAU)
     assert {fmt for fmt, sniff in SNIFFS.items() if sniff(document)} == {"openai_chat"}
 
 
@@ -133,7 +86,7 @@ def test_openai_sniffs_do_not_claim_the_tau_bench_file_except_chat() -> None:
 
 
 def test_chat_example_gives_the_scenario_with_identity_and_tools() -> None:
-    session = only(chat.parse(example("openai_chat_completions.json")))
+    session = only(chat.parse(shared_example("openai_chat_completions.json")))
     assert scenario(session) == [
         (EventKind.USER, QUESTION),
         (EventKind.TOOL_CALL, READ_ERROR_ID, "read_file", {"path": "config.yaml"}),
@@ -172,9 +125,8 @@ def test_chat_wrapper_with_the_response_echoed_into_history_counts_each_call_onc
 
 
 def test_chat_tau_bench_one_session_per_element_and_every_tool_call_kept() -> None:
-    path = shared_path(TAU)
-    raw = json.loads(path.read_text())
-    sessions = chat.parse(parse_bytes(str(path), path.read_bytes()))
+    raw = json.loads(shared_path(TAU).read_text())
+    sessions = chat.parse(shared_document(TAU))
     assert len(sessions) == len(raw)
     assert len({s.id for s in sessions}) == len(sessions)
     expected_calls = sum(len(m.get("tool_calls") or []) for e in raw for m in e["traj"])
@@ -193,9 +145,8 @@ def test_chat_tau_bench_one_session_per_element_and_every_tool_call_kept() -> No
 
 def test_chat_tau_bench_reused_call_ids_still_pair_each_result_with_its_own_call() -> None:
     # tau-bench reuses call ids inside one trajectory; its tool messages name their tool.
-    path = shared_path(TAU)
-    raw = json.loads(path.read_text())
-    sessions = chat.parse(parse_bytes(str(path), path.read_bytes()))
+    raw = json.loads(shared_path(TAU).read_text())
+    sessions = chat.parse(shared_document(TAU))
     reused = 0
     for element, session in zip(raw, sessions, strict=True):
         ids = [c["id"] for m in element["traj"] for c in m.get("tool_calls") or []]
@@ -301,7 +252,7 @@ def test_chat_empty_tools_list_means_unknown_tools() -> None:
 
 
 def test_responses_example_gives_the_scenario_once() -> None:
-    session = only(responses.parse(example("openai_responses.json")))
+    session = only(responses.parse(shared_example("openai_responses.json")))
     assert scenario(session) == [
         (EventKind.USER, QUESTION),
         (EventKind.TOOL_CALL, READ_ERROR_ID, "read_file", {"path": "config.yaml"}),
@@ -428,7 +379,7 @@ def test_responses_without_items_is_malformed() -> None:
 
 
 def test_agents_example_gives_tool_steps_with_span_ids_and_explicit_errors() -> None:
-    document = example("openai_agents_trace.json")
+    document = shared_example("openai_agents_trace.json")
     raw = document.data["data"]
     functions = [s for s in raw if s.get("span_data", {}).get("type") == "function"]
     session = only(agents.parse(document))

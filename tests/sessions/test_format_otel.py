@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
-from tests_support import shared_path
+from tests_support import shared_example, shared_path
 
 from sessions.documents import Document, parse_bytes
 from sessions.errors import MalformedSessionError
@@ -87,8 +87,7 @@ def scenario(events: list[Any]) -> list[tuple[Any, ...]]:
 
 
 def test_example_gives_the_scenario_with_identity_and_tools() -> None:
-    path = shared_path("formats/examples/otel_genai_otlp.json")
-    doc = parse_bytes(str(path), path.read_bytes())
+    doc = shared_example("otel_genai_otlp.json")
     assert otel_genai.sniff(doc)
     [session] = otel_genai.parse(doc)
     assert scenario(session.events) == [

@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 import pytest
-from tests_support import shared_path
+from tests_support import shared_example, shared_path
 
 from sessions.documents import Document, parse_bytes
 from sessions.errors import MalformedSessionError, UnknownFormatError
@@ -348,6 +348,5 @@ def test_sniffs_claim_only_their_own_example() -> None:
 
 
 def test_openllmetry_fragment_is_an_unknown_format() -> None:
-    path = shared_path("formats/examples/openllmetry_attributes.json")
     with pytest.raises(UnknownFormatError):
-        detect(parse_bytes(str(path), path.read_bytes()))
+        detect(shared_example("openllmetry_attributes.json"))
