@@ -22,6 +22,15 @@ from typing import Any
 
 from pydantic import Field
 
+from detectors.action_keywords import (
+    BACKGROUND_KEYS,
+    STATE_KEYS,
+    RuleKeys,
+    folded,
+    may_match,
+    rule_keys,
+    search,
+)
 from detectors.action_rules import (
     DEFAULT_RULES,
     STATE_CLAIM,
@@ -98,7 +107,11 @@ def reply_text(text: str) -> str:
 
 
 def sentences(text: str) -> list[str]:
-    return [s.strip(" \t-*#|•") for s in _SENTENCE.split(reply_text(text)) if s.strip(" \t-*#|")]
+    return _split(reply_text(text))
+
+
+def _split(prose: str) -> list[str]:
+    return [s.strip(" \t-*#|•") for s in _SENTENCE.split(prose) if s.strip(" \t-*#|")]
 
 
 def is_claim(sentence: str, start: int, end: int) -> bool:
@@ -164,12 +177,15 @@ class Evidence:
 @dataclass
 class _Pending:
     call: Event
+    command: str
     strong: list[int]  # rule indexes whose outcome this call decides
 
 
-def _failure_reason(rule: CompiledRule, result: Event) -> str | None:
+def _failure_reason(
+    rule: CompiledRule, keys: RuleKeys, result: Event, low: str | None
+) -> str | None:
     output = result.output or ""
-    hit = rule.failure.search(output) if rule.failure is not None else None
+    hit = search(rule.failure, keys.failure, output, low)
     if hit:
         return hit.group(0).strip()[:60]
     if result.is_error:
@@ -208,6 +224,23 @@ def _domain_targets(actions: list[ToolAction], sentence: str, verb: str) -> list
     return [a for a in actions if (a.objects | a.verbs) & stems]
 
 
+_DEFAULTS = [CompiledRule.of(r) for r in DEFAULT_RULES]  # compiled once, at import
+
+
+class _Run:
+    """One session's pass: the rules, their keyword prefilters and the evidence so far."""
+
+    def __init__(self, rules: list[CompiledRule], actions: list[ToolAction]) -> None:
+        self.rules, self.actions = rules, actions
+        self.keys = [rule_keys(r.rule) for r in rules]
+        self.evidence = [Evidence() for _ in rules]
+        self.domain = {a.name for a in actions}  # only these tools' evidence is ever read
+        self.by_tool: dict[str, Evidence] = {}  # domain tools called so far
+        self.pending: dict[str, _Pending] = {}
+        self.by_name: dict[str, list[bool]] = {}  # tool name -> whether each rule's tools match
+        self.compacted = False
+
+
 @detector(
     "action_claims",
     version=1,
@@ -215,21 +248,17 @@ def _domain_targets(actions: list[ToolAction], sentence: str, verb: str) -> list
     kinds=("unbacked_action_claim", "contradicted_action_claim"),
 )
 def action_claims(session: Session, params: ActionClaimsParams) -> list[Signal]:
-    base = [] if params.replace_defaults else list(DEFAULT_RULES)
-    rules = [CompiledRule.of(r) for r in base + list(params.rules)]
-    actions = _derived(session) if params.derive_from_tools else []
-    evidence = [Evidence() for _ in rules]
-    by_tool: dict[str, Evidence] = {}
-    pending: dict[str, _Pending] = {}
-    compacted = False
+    base = [] if params.replace_defaults else _DEFAULTS
+    rules = base + [CompiledRule.of(r) for r in params.rules]
+    run = _Run(rules, _derived(session) if params.derive_from_tools else [])
     signals: list[Signal] = []
     for event in session.events:
         if event.meta.get("compaction"):
-            compacted = True
+            run.compacted = True
         if event.kind is EventKind.TOOL_CALL:
-            _record_call(event, rules, evidence, by_tool, pending)
-        elif event.kind is EventKind.TOOL_RESULT and event.call_id in pending:
-            _record_result(event, pending.pop(event.call_id or ""), rules, evidence, by_tool)
+            _record_call(event, run)
+        elif event.kind is EventKind.TOOL_RESULT and event.call_id in run.pending:
+            _record_result(event, run.pending.pop(event.call_id or ""), run)
         elif (
             event.kind is EventKind.ASSISTANT
             and event.text
@@ -237,52 +266,49 @@ def action_claims(session: Session, params: ActionClaimsParams) -> list[Signal]:
             and not event.meta.get("synthetic")
             and not event.meta.get("compaction")
         ):
-            signals += _check_reply(event, rules, evidence, actions, by_tool, compacted)
+            signals += _check_reply(event, run)
     return signals
 
 
-def _record_call(
-    call: Event,
-    rules: list[CompiledRule],
-    evidence: list[Evidence],
-    by_tool: dict[str, Evidence],
-    pending: dict[str, _Pending],
-) -> None:
+def _record_call(call: Event, run: _Run) -> None:
     command = command_text(call)
+    low = folded(command) if command else None
+    name = call.name or ""
+    if name not in run.by_name:
+        run.by_name[name] = [any(p.search(name) for p in rule.tools) for rule in run.rules]
     strong: list[int] = []
-    for i, rule in enumerate(rules):
-        by_name = any(p.search(call.name or "") for p in rule.tools)
-        by_command = bool(command) and rule.commands is not None and rule.commands.search(command)
-        weak = (
-            bool(command) and rule.weak_commands is not None and rule.weak_commands.search(command)
-        )
+    for i, (rule, keys) in enumerate(zip(run.rules, run.keys, strict=True)):
+        by_name = run.by_name[name][i]
+        by_command = bool(command) and search(rule.commands, keys.commands, command, low)
         if by_command or (by_name and not command) or (by_name and rule.commands is None):
             strong.append(i)
-        if by_name or by_command or weak:
-            evidence[i].calls.append(call.index)
-            evidence[i].first_command = evidence[i].first_command or command
-    if call.name:
-        by_tool.setdefault(call.name, Evidence()).calls.append(call.index)
+        backed = by_name or by_command
+        if not backed and command:  # a weak command backs the claim but decides nothing
+            backed = search(rule.weak_commands, keys.weak_commands, command, low) is not None
+        if backed:
+            run.evidence[i].calls.append(call.index)
+            run.evidence[i].first_command = run.evidence[i].first_command or command
+    if call.name in run.domain:
+        run.by_tool.setdefault(call.name, Evidence()).calls.append(call.index)
     if call.call_id is not None:
-        pending[call.call_id] = _Pending(call, strong)
+        run.pending[call.call_id] = _Pending(call, command, strong)
 
 
-def _record_result(
-    result: Event,
-    pending: _Pending,
-    rules: list[CompiledRule],
-    evidence: list[Evidence],
-    by_tool: dict[str, Evidence],
-) -> None:
-    if _BACKGROUND.search(result.output or ""):
+def _record_result(result: Event, pending: _Pending, run: _Run) -> None:
+    tool = run.by_tool.get(pending.call.name or "")
+    if not pending.strong and tool is None:
+        return  # the outcome backs or contradicts nothing checked
+    output = result.output or ""
+    low = folded(output)
+    if may_match(BACKGROUND_KEYS, low) and _BACKGROUND.search(output):
         return  # a background launch says nothing about the outcome
-    command = _short(command_text(pending.call)) or pending.call.name or "the call"
+    command = _short(pending.command) or pending.call.name or "the call"
     for i in pending.strong:
-        why = _failure_reason(rules[i], result)
-        _update(evidence[i], result.index, why, command)
-    if pending.call.name in by_tool:
-        why = ("an error: " + (result.output or "").strip()[:60]) if result.is_error else None
-        _update(by_tool[pending.call.name], result.index, why, pending.call.name or "")
+        why = _failure_reason(run.rules[i], run.keys[i], result, low)
+        _update(run.evidence[i], result.index, why, command)
+    if tool is not None:
+        why = ("an error: " + output.strip()[:60]) if result.is_error else None
+        _update(tool, result.index, why, pending.call.name or "")
 
 
 def _update(ev: Evidence, index: int, why: str | None, command: str) -> None:
@@ -292,30 +318,34 @@ def _update(ev: Evidence, index: int, why: str | None, command: str) -> None:
         ev.last_failure, ev.last_failure_why = index, f"`{command}` failed ({why})"
 
 
-def _check_reply(
-    reply: Event,
-    rules: list[CompiledRule],
-    evidence: list[Evidence],
-    actions: list[ToolAction],
-    by_tool: dict[str, Evidence],
-    compacted: bool,
-) -> list[Signal]:
+def _check_reply(reply: Event, run: _Run) -> list[Signal]:
+    prose = reply_text(reply.text)
+    low = folded(prose)
+    state = bool(run.actions) and may_match(STATE_KEYS, low)
+    active = [i for i, keys in enumerate(run.keys) if may_match(keys.claim, low)]
+    if not state and not active:
+        return []  # no sentence can hold a claim
     signals: list[Signal] = []
-    for sentence in sentences(reply.text):
+    for sentence in _split(prose):
+        low = folded(sentence)
         verdicts: list[tuple[str, str, list[int]]] = []  # (kind or "", explanation, events)
-        for rule, ev in zip(rules, evidence, strict=True):
+        for i in active:
+            rule, ev = run.rules[i], run.evidence[i]
+            if not may_match(run.keys[i].claim, low):
+                continue
             for m in rule.claim.finditer(sentence):
                 if is_claim(sentence, m.start(), m.end()):
-                    verdicts.append(_verdict(rule, ev, sentence, m.start(), compacted))
+                    verdicts.append(_verdict(rule, ev, sentence, m.start(), run.compacted))
                     break
         # A domain-tool check only speaks when no rule already found the claim backed
         # ("I sent the email" after `send_email`); rules about different actions stand alone.
         backed_by_rule = any(kind == "" for kind, _, _ in verdicts)
-        for m in STATE_CLAIM.finditer(sentence) if actions and not backed_by_rule else ():
+        checks_state = state and not backed_by_rule and may_match(STATE_KEYS, low)
+        for m in STATE_CLAIM.finditer(sentence) if checks_state else ():
             verb = matched_verb(m)
-            targets = _domain_targets(actions, sentence, verb) if verb else []
+            targets = _domain_targets(run.actions, sentence, verb) if verb else []
             if targets and is_claim(sentence, m.start(), m.end()):
-                verdicts.append(_tool_verdict(targets, by_tool, m.group(0), compacted))
+                verdicts.append(_tool_verdict(targets, run.by_tool, m.group(0), run.compacted))
                 break
         found = [v for v in verdicts if v[0] not in ("", "skip")]
         if not found:

@@ -35,7 +35,11 @@ _MARKUP = re.compile(r"<\/?[A-Za-z][^<>\n]{0,200}>|[*`|]")
 
 
 def clean(text: str) -> str:
-    return _MARKUP.sub(" ", _LINE_PREFIX.sub(" ", text))
+    if "→" in text or "|" in text or "\t" in text:  # what a line-number prefix needs
+        text = _LINE_PREFIX.sub(" ", text)
+    if "<" in text or "*" in text or "`" in text or "|" in text:
+        text = _MARKUP.sub(" ", text)
+    return text
 
 
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
@@ -152,9 +156,9 @@ _NOT_NOUN = frozenset(
     ]
 )
 # Any number in context (the fallback pool) and a few number words.
-_ANY_NUM = re.compile(
-    rf"(?<![\w.])(?P<num>{_NUM})(?P<suf>[kKM]\b|\s(?:thousand|million|billion)\b)?"
-)
+# `(?<![\w.])(?:_NUM)` with the first digit taken first, so the regex engine can skip to digits.
+_NUM_AT = r"\d(?<![\w.]\d)(?:\d{0,2}(?:,\d{3})+(?:\.\d+)?|\d*(?:\.\d+)?)"
+_ANY_NUM = re.compile(rf"(?P<num>{_NUM_AT})(?P<suf>[kKM]\b|\s(?:thousand|million|billion)\b)?")
 _WORDS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
 _WORDS += "fifteen sixteen seventeen eighteen nineteen twenty"
 _WORD_NUM = {w: float(i) for i, w in enumerate(_WORDS.split())}
@@ -164,6 +168,18 @@ _NUM_WORD = re.compile(
     r"\b(" + "|".join(_WORD_NUM) + r")(?:-(one|two|three|four|five|six|"
     r"seven|eight|nine))?\b",
     re.IGNORECASE,
+)
+
+
+_DIGIT = re.compile(r"\d")
+_ID_WORD = re.compile("ERR|SKU")
+_ID_WORD_CONTEXT = re.compile("ERR|SKU", re.IGNORECASE)
+# Each numeric pattern, with the strings one of which any match contains ("" = always try it).
+_NUMERIC = (
+    ("money", _MONEY, ("$", "€", "£", "USD", "EUR", "GBP")),
+    ("money", _MONEY_WORD, ("dollars", "USD", "usd", "euros", "EUR")),
+    ("percent", _PERCENT, ("%", "percent", "per cent", "pct")),
+    ("count", _COUNT, ("",)),
 )
 
 
@@ -225,13 +241,16 @@ def scope_keys(norm: str) -> list[str]:
     return [norm]
 
 
-def extract(text: str, *, context: bool = False) -> list[Entity]:
+def extract(text: str, *, context: bool = False, is_clean: bool = False) -> list[Entity]:
     """The entities in ``text`` (cleaned of line-number prefixes and markup), in order.
 
     ``context=True`` matches identifiers case-insensitively and also reads dates written as ISO
     dates; a reply's entities are read strictly (what the reply writes is what is checked).
     """
-    text = clean(text)
+    text = text if is_clean else clean(text)
+    digits = _DIGIT.search(text) is not None  # every kind but ERR_... and SKU-... needs one
+    if not digits and not (_ID_WORD_CONTEXT if context else _ID_WORD).search(text):
+        return []
     found: list[tuple[int, Entity]] = []
     taken: list[tuple[int, int]] = []
 
@@ -244,13 +263,16 @@ def extract(text: str, *, context: bool = False) -> list[Entity]:
         if entity is not None:
             found.append((m.start(), entity))
             taken.append(m.span())
+    if not digits:
+        return [e for _, e in found]
     for m in _DATES.finditer(text):
         entity = _date_entity(m) if free(m) and (context or not m.group("iy")) else None
         if entity is not None:
             found.append((m.start(), entity))
             taken.append(m.span())
-    numeric = (("money", _MONEY), ("money", _MONEY_WORD), ("percent", _PERCENT), ("count", _COUNT))
-    for kind, pattern in numeric:
+    for kind, pattern, needles in _NUMERIC:
+        if not any(needle in text for needle in needles):
+            continue
         for m in pattern.finditer(text):
             if not free(m):
                 continue
@@ -269,9 +291,9 @@ def _is_year(num: str) -> bool:
     return len(num) == 4 and num.isdigit() and 1900 <= int(num) <= 2100
 
 
-def context_numbers(text: str) -> list[float]:
+def context_numbers(text: str, *, is_clean: bool = False) -> list[float]:
     """Every number in context text (digits, k/M suffixes, number words): the fallback pool."""
-    text = clean(text)
+    text = text if is_clean else clean(text)
     values = [_number(m.group("num"), m.group("suf"))[0] for m in _ANY_NUM.finditer(text)]
     for m in _NUM_WORD.finditer(text):
         value = _WORD_NUM[m.group(1).lower()]
@@ -285,12 +307,13 @@ def digit_runs(text: str) -> set[str]:
     return set(re.findall(r"(?<!\d)\d{3,}(?!\d)", text))
 
 
-_COUNTED = re.compile(rf"(?<![\w.])(?P<num>{_NUM})(?P<suf>[kKM]\b)?\s+[A-Za-z]")
+_COUNTED = re.compile(rf"(?P<num>{_NUM_AT})(?P<suf>[kKM]\b)?\s+[A-Za-z]")
 
 
-def context_counts(text: str) -> list[float]:
+def context_counts(text: str, *, is_clean: bool = False) -> list[float]:
     """Numbers followed by any word in context (`106 passed`, `14 doctests`): the count pool."""
-    return [_number(m.group("num"), m.group("suf"))[0] for m in _COUNTED.finditer(clean(text))]
+    text = text if is_clean else clean(text)
+    return [_number(m.group("num"), m.group("suf"))[0] for m in _COUNTED.finditer(text)]
 
 
 _PREFIX_NUM = re.compile(r"^[ \t]*(\d+)(?:→|[ \t]*\|)(.*)$", re.MULTILINE)
@@ -299,6 +322,8 @@ _PREFIX_NUM = re.compile(r"^[ \t]*(\d+)(?:→|[ \t]*\|)(.*)$", re.MULTILINE)
 def viewed_lines(text: str) -> list[float]:
     """The last line numbers of a file view (with and without a trailing blank line): a reply
     may state them as the file's length."""
+    if "→" not in text and "|" not in text:
+        return []
     rows = [(int(n), rest.strip()) for n, rest in _PREFIX_NUM.findall(text)]
     if len(rows) < 3:
         return []

@@ -8,15 +8,17 @@ date scopes. A number is supported when context holds it (in any written form, o
 precision the reply wrote it with), within ``tolerance`` when the reply marks it approximate, or
 as the sum of two same-kind context numbers or of all of one context event's. When the supported
 share of a reply's entities is below ``threshold``, every unsupported entity is a signal; the
-first one carries the audit record in ``data["audit"]``. The context is extracted once per event,
-as the session is walked, so a long session costs one pass.
+first one carries the audit record in ``data["audit"]``. Each event is read at most once, and only
+as far as a reply's entities need (most replies cite none; most tool outputs are never read).
 """
 
 from __future__ import annotations
 
 import bisect
 import json
+import re
 from collections import defaultdict
+from functools import cached_property
 from typing import Any
 
 from pydantic import Field
@@ -82,74 +84,192 @@ class _Pool:
         return False
 
 
+class _Event:
+    """One context event's text; what is read from it is computed on first need and kept."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    @cached_property
+    def clean(self) -> str:
+        return clean(self.text)
+
+    @cached_property
+    def entities(self) -> list[Entity]:
+        return extract(self.clean, context=True, is_clean=True)
+
+    @cached_property
+    def norms(self) -> set[str]:
+        return {e.norm for e in self.entities}
+
+    @cached_property
+    def ids(self) -> set[str]:
+        return {e.norm for e in self.entities if e.value is None and e.kind != "date"}
+
+    @cached_property
+    def scopes(self) -> set[str]:
+        return {k for e in self.entities if e.kind == "date" for k in scope_keys(e.norm)}
+
+    @cached_property
+    def counts(self) -> list[float]:
+        return context_counts(self.clean, is_clean=True) + viewed_lines(self.text)
+
+    @cached_property
+    def bare(self) -> list[float]:
+        return context_numbers(self.clean, is_clean=True)
+
+    @cached_property
+    def digits(self) -> set[str]:
+        return digit_runs(self.text)
+
+    def values(self, kind: str) -> list[float]:
+        if kind == "count":
+            return self.counts
+        return [e.value for e in self.entities if e.kind == kind and e.value is not None]
+
+    def total(self, kind: str) -> float | None:
+        """The sum of this event's numbers of ``kind``, added in order (as a reply might)."""
+        values = self.values(kind)
+        if not values:
+            return None
+        total = 0.0
+        for value in values:
+            total += value
+        return round(total, 6)
+
+
+def _between(values: list[float], low: float, high: float) -> bool:
+    return any(low - _EPS <= v <= high + _EPS for v in values)
+
+
 class _Context:
+    """The context so far, read lazily: an entity is first looked for in the events holding it
+    as written (newest first); only when that fails are all events read into the pools the full
+    check needs. More context only adds support, so this answers as reading everything would."""
+
     def __init__(self, params: FaithfulnessParams) -> None:
         self.params = params
+        self.events: list[_Event] = []
+        self.merged = dict.fromkeys(("entities", "counts", "bare", "digits"), 0)  # events read
         self.ids: set[str] = set()
         self.digits: set[str] = set()
         self.scopes: set[str] = set()
         self.kinds: dict[str, _Pool] = defaultdict(_Pool)
         self.totals: dict[str, set[float]] = defaultdict(set)
         self.bare = _Pool()
-        self.texts: list[tuple[str, set[str]]] = []
 
     def add(self, text: str) -> None:
-        if not text.strip():
-            return
-        entities = extract(text, context=True)
-        norms: set[str] = set()
-        sums: dict[str, float] = defaultdict(float)
-        for e in entities:
-            norms.add(e.norm)
-            if e.kind == "date":
-                self.scopes.update(scope_keys(e.norm))
-            elif e.value is None:
-                self.ids.add(e.norm)
-            elif e.kind != "count":
-                self.kinds[e.kind].add(e.value)
-                sums[e.kind] += e.value
-        for value in context_counts(text) + viewed_lines(text):
-            self.kinds["count"].add(value)
-            sums["count"] += value
-        for kind, total in sums.items():
-            self.totals[kind].add(round(total, 6))
-        for value in context_numbers(text):
-            self.bare.add(value)
-        self.digits |= digit_runs(text)
-        self.texts.append((clean(text), norms))
+        if text.strip():
+            self.events.append(_Event(text))
 
-    def supports(self, e: Entity) -> bool:
-        if e.kind == "date":
-            return e.norm in self.scopes
-        if e.value is None:
-            return e.norm in self.ids or (len(e.digits) >= 3 and e.digits in self.digits)
-        pool, value = self.kinds[e.kind], e.value
+    def _merge(self, facet: str) -> None:
+        """Add what ``facet`` reads from the events not yet read to the pools."""
+        kinds = {"entities": ("money", "percent"), "counts": ("count",)}.get(facet, ())
+        for event in self.events[self.merged[facet] :]:
+            if facet == "entities":
+                self.ids |= event.ids
+                self.scopes |= event.scopes
+            elif facet == "bare":
+                for value in event.bare:
+                    self.bare.add(value)
+            elif facet == "digits":
+                self.digits |= event.digits
+            for kind in kinds:
+                for value in event.values(kind):
+                    self.kinds[kind].add(value)
+                total = event.total(kind)
+                if total is not None:
+                    self.totals[kind].add(total)
+        self.merged[facet] = len(self.events)
+
+    def _range(self, e: Entity) -> tuple[float, float]:
+        """The values ``e`` may stand for: its rounding interval, widened when approximate."""
+        value = e.value or 0.0
         mantissa = value / e.scale
         half = 0.5 * 10 ** (-e.decimals) * e.scale  # what rounding to the written precision hides
         low, high = mantissa * e.scale - half, mantissa * e.scale + half
         if e.qualifier == "approx":
             slack = abs(value) * self.params.tolerance
             low, high = min(low, value - slack), max(high, value + slack)
-        if pool.any_between(low, high) or self.bare.any_between(low, high):
+        return low, high
+
+    def supports(self, e: Entity) -> bool:
+        if min(self.merged.values()) < len(self.events):
+            key, word = _key(e)
+            # Events holding it as written (a number not inside a longer one), newest first.
+            tail = "" if word else rf"(?!\d)(?<!\d{re.escape(key)})"
+            written = re.compile(re.escape(key) + tail, re.IGNORECASE if word else 0)
+            for event in reversed(self.events):
+                if written.search(event.text) and self._quick(event, e):
+                    return True
+        return self._full(e)
+
+    def _quick(self, event: _Event, e: Entity) -> bool:
+        """Whether this one event supports ``e`` (a subset of what ``_full`` checks)."""
+        if e.kind == "date":
+            return e.norm in event.scopes
+        if e.value is None:
+            return (len(e.digits) >= 3 and e.digits in event.digits) or e.norm in event.ids
+        low, high = self._range(e)
+        values = event.values(e.kind)
+        if _between(values, low, high) or event.total(e.kind) == round(e.value, 6):
             return True
-        if e.kind == "percent" and self.bare.any_between(low / 100, high / 100):
-            return True  # 12% from a `"rate": 0.12` field
+        if e.qualifier == "gt" and values and max(values) >= e.value:
+            return True
+        if e.qualifier == "lt" and values and min(values) <= e.value:
+            return True
+        bare = event.bare
+        return _between(bare, low, high) or (
+            e.kind == "percent" and _between(bare, low / 100, high / 100)
+        )
+
+    def _full(self, e: Entity) -> bool:
+        """The check against every event, reading (and pooling) only what it needs, cheap first."""
+        if e.value is None and e.kind != "date" and len(e.digits) >= 3:
+            self._merge("digits")
+            if e.digits in self.digits:
+                return True
+        if e.value is None:
+            self._merge("entities")
+            return e.norm in (self.scopes if e.kind == "date" else self.ids)
+        self._merge("counts" if e.kind == "count" else "entities")
+        pool, value = self.kinds[e.kind], e.value
+        low, high = self._range(e)
+        if pool.any_between(low, high):
+            return True
         if e.qualifier == "gt" and pool.values and max(pool.values) >= value:
             return True
         if e.qualifier == "lt" and pool.values and min(pool.values) <= value:
             return True
-        return round(value, 6) in self.totals[e.kind] or pool.pair_sum(value)
+        if round(value, 6) in self.totals[e.kind] or pool.pair_sum(value):
+            return True
+        self._merge("bare")
+        if e.kind == "percent" and self.bare.any_between(low / 100, high / 100):
+            return True  # 12% from a `"rate": 0.12` field
+        return self.bare.any_between(low, high)
 
     def excerpt_for(self, entities: list[Entity]) -> str:
         """About 300 characters of the context event sharing most entities with the reply."""
-        if not self.texts:
+        if not self.events:
             return ""
         wanted = {e.norm for e in entities}
-        text, norms = max(reversed(self.texts), key=lambda t: len(t[1] & wanted))
+        event = max(reversed(self.events), key=lambda t: len(t.norms & wanted))
+        text, norms = event.clean, event.norms
         shared = [e for e in entities if e.norm in norms]
         at = next((text.find(e.raw) for e in shared if text.find(e.raw) >= 0), 0)
         start = max(0, at - 100)
         return " ".join(text[start : start + 300].split())[:300]
+
+
+def _key(e: Entity) -> tuple[str, bool]:
+    """What an event holding ``e`` most likely contains as written, and whether it is a word (to
+    look for in lower case). It only orders the search: the answer does not depend on it."""
+    if e.value is None and e.kind != "date":
+        if len(e.digits) >= 3:
+            return e.digits, False
+        return max(re.findall(r"\w+", e.raw.lower()), key=len, default=""), True
+    found = re.search(r"\d(?:[\d,.]*\d)?", e.norm if e.kind == "date" else e.raw)
+    return (found.group(0) if found else ""), False
 
 
 def _context_text(event: Event, keys: list[str]) -> str:

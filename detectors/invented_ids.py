@@ -5,9 +5,10 @@ harness, compaction summaries included) and earlier tool outputs. The agent's ow
 earlier tool-call inputs are not provenance: an id the model wrote twice is still made up. Ids are
 compared without case and found anywhere in the seen text (inside JSON, inside URLs).
 
-Sessions hold thousands of events, so the seen text is indexed incrementally: every pattern's
-matches in each seen chunk go into a set (the fast path), and only an id missing from the set is
-looked for as a substring of the raw seen chunks, once (the ids that end up flagged).
+Sessions hold thousands of events and most tool inputs hold no id, so nothing is done with the
+seen text until a tool input yields an id candidate: only then is what arrived since the last
+check lowercased (once) into a block, and the id looked for as a substring of the blocks. An id
+found is seen for good; an id flagged is not checked again.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ STRIPE_PREFIXES = [
     "prod", "re", "seti", "si", "src", "sub", "tr", "txn",
 ]  # fmt: skip
 UUID = r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
+_UUID_MIDDLE = re.compile(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-")
 
 
 class InventedIdParams(DetectorParams):
@@ -53,17 +55,23 @@ class InventedIdParams(DetectorParams):
         return value
 
 
-def _compile(params: InventedIdParams) -> list[tuple[str, re.Pattern[str]]]:
-    compiled: list[tuple[str, re.Pattern[str]]] = []
+# (name, pattern, precheck): the precheck is a fast search that every match of the pattern
+# implies (it starts with a literal), so a tool input it misses needs no run of the pattern.
+_Compiled = list[tuple[str, re.Pattern[str], re.Pattern[str] | None]]
+
+
+def _compile(params: InventedIdParams) -> _Compiled:
+    compiled: _Compiled = []
     if params.prefixes:
         prefixes = "|".join(re.escape(p.rstrip("_")) for p in sorted(params.prefixes))
         # The body must hold a digit or a capital: random ids do, `in_progress`-style code
         # identifiers do not.
         body = rf"(?=[A-Za-z0-9]*[0-9A-Z])[A-Za-z0-9]{{{params.min_body},}}"
-        compiled.append(("prefixed", re.compile(rf"\b(?:{prefixes})_{body}\b")))
+        pattern = re.compile(rf"\b(?:{prefixes})_{body}\b")
+        compiled.append(("prefixed", pattern, re.compile(f"_{body}")))
     if params.uuids:
-        compiled.append(("uuid", re.compile(UUID)))
-    compiled += [(name, re.compile(regex)) for name, regex in params.patterns.items()]
+        compiled.append(("uuid", re.compile(UUID), _UUID_MIDDLE))
+    compiled += [(name, re.compile(regex), None) for name, regex in params.patterns.items()]
     return compiled
 
 
@@ -82,25 +90,32 @@ def _strings(value: Any) -> Iterator[str]:
 
 
 class _Seen:
-    """What the agent has read so far, lowercased."""
+    """What the agent has read so far, lowercased lazily (see the module docstring)."""
 
-    def __init__(self, patterns: list[tuple[str, re.Pattern[str]]]) -> None:
-        # Extraction from seen text ignores case: the output may spell an id differently.
-        self.extract = [re.compile(p.pattern, p.flags | re.IGNORECASE) for _, p in patterns]
-        self.tokens: set[str] = set()
-        self.chunks: list[str] = []
+    def __init__(self) -> None:
+        self.texts: list[str] = []  # every text read, as read
+        self.blocks: list[str] = []  # texts[:blocked], lowercased and joined by NUL
+        self.blocked = 0
+        self.found: set[str] = set()  # lowercased ids known to be seen
 
     def add(self, text: str) -> None:
-        if not text:
-            return
-        lowered = text.lower()
-        self.chunks.append(lowered)
-        for pattern in self.extract:
-            self.tokens.update(m.group(0) for m in pattern.finditer(lowered))
+        if text:
+            self.texts.append(text)
 
     def __contains__(self, ident: str) -> bool:
         key = ident.lower()
-        return key in self.tokens or any(key in chunk for chunk in self.chunks)
+        if key in self.found:
+            return True
+        if "\0" in key:  # could straddle two joined texts: look text by text
+            hit = any(key in text.lower() for text in self.texts)
+        else:
+            if self.blocked < len(self.texts):
+                self.blocks.append("\0".join(t.lower() for t in self.texts[self.blocked :]))
+                self.blocked = len(self.texts)
+            hit = any(key in block for block in self.blocks)
+        if hit:  # seen now means seen for good: later uses need no second look
+            self.found.add(key)
+        return hit
 
 
 @detector("invented_id", version=1, params=InventedIdParams)
@@ -108,7 +123,7 @@ def invented_id(session: Session, params: InventedIdParams) -> list[Signal]:
     patterns = _compile(params)
     if not patterns:
         return []
-    seen = _Seen(patterns)
+    seen = _Seen()
     # A sub-agent's prompt is the parent's tool input, and the sub-agent reads it: once the
     # spawning call is checked, its input is provenance for the sub-agent's own calls.
     spawns = set((session.meta.get("subagent_calls") or {}).values())
@@ -124,15 +139,13 @@ def invented_id(session: Session, params: InventedIdParams) -> list[Signal]:
         if event.kind is not EventKind.TOOL_CALL:
             continue
         for text in _strings(event.input):
-            for name, pattern in patterns:
+            for name, pattern, precheck in patterns:
+                if precheck is not None and precheck.search(text) is None:
+                    continue
                 for found in pattern.finditer(text):
                     ident = found.group(0)
                     key = ident.lower()
-                    if key in decided:
-                        continue
-                    if ident in seen:
-                        # Seen now means seen for good: later uses need no second look.
-                        seen.tokens.add(key)
+                    if key in decided or ident in seen:
                         continue
                     decided.add(key)
                     signals.append(
