@@ -42,6 +42,7 @@ from detectors.action_rules import (
     tool_action,
 )
 from detectors.models import Severity, Signal
+from detectors.not_found import mask
 from detectors.registry import DetectorParams, detector
 from sessions.models import Event, EventKind, Session
 
@@ -167,6 +168,7 @@ class Evidence:
     calls: list[int] = field(default_factory=list)
     last_failure: int = -1
     last_failure_why: str = ""
+    last_failure_masked: str = ""  # the same, with paths, ids and counts masked, for grouping
     last_success: int = -1
     first_command: str = ""
 
@@ -316,6 +318,7 @@ def _update(ev: Evidence, index: int, why: str | None, command: str) -> None:
         ev.last_success = index
     else:
         ev.last_failure, ev.last_failure_why = index, f"`{command}` failed ({why})"
+        ev.last_failure_masked = f"`{mask(command)}` failed ({mask(why)})"
 
 
 def _check_reply(reply: Event, run: _Run) -> list[Signal]:
@@ -328,7 +331,7 @@ def _check_reply(reply: Event, run: _Run) -> list[Signal]:
     signals: list[Signal] = []
     for sentence in _split(prose):
         low = folded(sentence)
-        verdicts: list[tuple[str, str, list[int]]] = []  # (kind or "", explanation, events)
+        verdicts: list[_Verdict] = []
         for i in active:
             rule, ev = run.rules[i], run.evidence[i]
             if not may_match(run.keys[i].claim, low):
@@ -339,19 +342,21 @@ def _check_reply(reply: Event, run: _Run) -> list[Signal]:
                     break
         # A domain-tool check only speaks when no rule already found the claim backed
         # ("I sent the email" after `send_email`); rules about different actions stand alone.
-        backed_by_rule = any(kind == "" for kind, _, _ in verdicts)
+        backed_by_rule = any(v[0] == "" for v in verdicts)
         checks_state = state and not backed_by_rule and may_match(STATE_KEYS, low)
         for m in STATE_CLAIM.finditer(sentence) if checks_state else ():
             verb = matched_verb(m)
             targets = _domain_targets(run.actions, sentence, verb) if verb else []
             if targets and is_claim(sentence, m.start(), m.end()):
-                verdicts.append(_tool_verdict(targets, run.by_tool, m.group(0), run.compacted))
+                verdicts.append(
+                    _tool_verdict(targets, run.by_tool, m.group(0), verb or "", run.compacted)
+                )
                 break
         found = [v for v in verdicts if v[0] not in ("", "skip")]
         if not found:
             continue
         # One signal per sentence: a contradiction outranks a missing call.
-        kind, why, events = next((v for v in found if v[0] == CONTRADICTED), found[0])
+        kind, why, events, data = next((v for v in found if v[0] == CONTRADICTED), found[0])
         signals.append(
             Signal(
                 kind=kind,
@@ -359,19 +364,27 @@ def _check_reply(reply: Event, run: _Run) -> list[Signal]:
                 events=[reply.index, *events],
                 explanation=why,
                 severity=Severity.HIGH if kind.startswith("contradicted") else Severity.MEDIUM,
+                data=data,
             )
         )
     return signals
 
 
+# (kind, or "" when backed, "skip" when undecidable; explanation; events; Signal.data)
+_Verdict = tuple[str, str, list[int], dict[str, Any]]
+_NONE: _Verdict = ("", "", [], {})
+_SKIP: _Verdict = ("skip", "", [], {})
+
+
 def _verdict(
     rule: CompiledRule, ev: Evidence, sentence: str, start: int, compacted: bool
-) -> tuple[str, str, list[int]]:
+) -> _Verdict:
     if not ev.calls:
         if compacted:
-            return "skip", "", []
+            return _SKIP
         how = "no matching command" if rule.commands is not None else "no matching tool"
-        return "unbacked_action_claim", f"Says {rule.name}, but {how} ran before this reply.", []
+        why = f"Says {rule.name}, but {how} ran before this reply."
+        return UNBACKED, why, [], {"rule": rule.name, "preceding_error": None}
     if ev.contradicted() and (
         not rule.rule.strict_subject or unqualified_test_claim(sentence, start)
     ):
@@ -379,22 +392,25 @@ def _verdict(
             CONTRADICTED,
             f"Says {rule.name} after {ev.last_failure_why} with no later successful run.",
             [ev.last_failure],
+            {"rule": rule.name, "preceding_error": ev.last_failure_masked},
         )
-    return "", "", []
+    return _NONE
 
 
 def _tool_verdict(
-    targets: list[ToolAction], by_tool: dict[str, Evidence], said: str, compacted: bool
-) -> tuple[str, str, list[int]]:
+    targets: list[ToolAction], by_tool: dict[str, Evidence], said: str, verb: str, compacted: bool
+) -> _Verdict:
     names = ", ".join(f"`{t.name}`" for t in targets[:3])
-    seen = [by_tool[t.name] for t in targets if t.name in by_tool]
+    seen = {t.name: by_tool[t.name] for t in targets if t.name in by_tool}
     if not seen:
         if compacted:
-            return "skip", "", []
+            return _SKIP
         why = f'Says "{said}", but no matching tool ({names}) was called before this reply.'
-        return "unbacked_action_claim", why, []
-    if all(ev.contradicted() for ev in seen):
-        last = max(seen, key=lambda ev: ev.last_failure)
+        data = {"rule": f"{verb} via `{targets[0].name}`", "preceding_error": None}
+        return UNBACKED, why, [], data
+    if all(ev.contradicted() for ev in seen.values()):
+        tool, last = max(seen.items(), key=lambda item: item[1].last_failure)
         why = f'Says "{said}" after {last.last_failure_why} with no later successful call.'
-        return "contradicted_action_claim", why, [last.last_failure]
-    return "", "", []
+        data = {"rule": f"{verb} via `{tool}`", "preceding_error": last.last_failure_masked}
+        return CONTRADICTED, why, [last.last_failure], data
+    return _NONE

@@ -352,6 +352,7 @@ def check_reply(
             events=[reply.index],
             severity=Severity.MEDIUM,
             explanation=f"{_explain(e, params.tolerance)} (reply score {score:.2f}).",
+            data={"entity_kind": e.kind},
         )
         for e in unsupported
     ]

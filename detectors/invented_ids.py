@@ -75,6 +75,11 @@ def _compile(params: InventedIdParams) -> _Compiled:
     return compiled
 
 
+def _pattern_label(name: str, ident: str) -> str:
+    """What kind of id it is, for grouping: `stripe:cus_`, `uuid` or the custom pattern's name."""
+    return f"stripe:{ident.split('_', 1)[0]}_" if name == "prefixed" else name
+
+
 def _strings(value: Any) -> Iterator[str]:
     """Every string (and number) value inside a tool input; keys are field names, not ids."""
     if isinstance(value, str):
@@ -159,7 +164,10 @@ def invented_id(session: Session, params: InventedIdParams) -> list[Signal]:
                                 "but it appears in nothing the agent had read (system prompt, "
                                 "user messages, earlier tool output): it was made up."
                             ),
-                            data={"pattern": name},
+                            data={
+                                "tool": event.name,
+                                "pattern": _pattern_label(name, ident),
+                            },
                         )
                     )
         if event.call_id in spawns:

@@ -81,6 +81,50 @@ _PROBE_COMMANDS = frozenset(
 _PROBE_TOOL = re.compile(r"glob|grep|search|find|^ls$|list|exists?|lookup", re.IGNORECASE)
 _NOTHING = re.compile(r"\A\s*(?:no files found|no matches found|no results?(?: found)?)?\s*\Z", _I)
 _SHELL_SPLIT = re.compile(r"&&|\|\||[;|\n]")
+# Masks that turn one error message into the template all its occurrences share: the variable
+# parts (paths, quoted strings, ids, hex, numbers) become placeholders, so "payment method
+# certificate_1 not found" and "... credit_card_2 not found" group as one failure mode.
+_TAG = re.compile(r"</?[\w-]+>")
+_MASKS: list[tuple[re.Pattern[str], str]] = [
+    (re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", re.I), "<id>"),
+    (re.compile(r"(['\"`\u2018])(?!<\w+>['\"`\u2019])[^'\"`\u2019\n]+['\"`\u2019]"), r"\1<str>\1"),
+    (
+        re.compile(r"(?<![\w<])(?:~|\.{1,2})?(?:/[\w.@+-]+)+/?|\b(?!HTTP/)[\w.-]+/[\w./-]+"),
+        "<path>",
+    ),
+    (
+        re.compile(r"\b0x[0-9a-f]+\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b", re.I),
+        "<hex>",
+    ),
+    (re.compile(r"\b(?=\w*\d)(?=\w*[A-Za-z_])\w*_\w+\b|\b[A-Za-z]+\d[\w-]*\b"), "<id>"),
+    (re.compile(r"(?<!exit code )(?<![\w<])\d+(?:\.\d+)?\b", re.I), "<n>"),
+]
+_PLACEHOLDER = {"file": "<path>", "command": "<cmd>", "module": "<module>", "git": "<ref>"}
+
+
+def mask(text: str, target: str | None = None, placeholder: str = "<id>") -> str:
+    """``text`` with its variable parts masked (``target`` first, as ``placeholder``)."""
+    if target:
+        text = text.replace(target, placeholder)
+    for pattern, replacement in _MASKS:
+        text = pattern.sub(replacement, text)
+    return " ".join(text.split())
+
+
+def template(output: str, found: re.Match[str], category: str, target: str | None) -> str:
+    """The error message of ``found`` (from the match to the end of its line) as a template."""
+    if category == "http404":  # the body around a 404 is the service's own, not the message
+        return "404 Not Found"
+    line_start = output.rfind("\n", 0, found.start()) + 1
+    end = output.find("\n", found.end())
+    end = len(output) if end < 0 else end
+    if '"' in output[line_start : found.start()]:  # a message inside a JSON string ends with it
+        closing = output.find('"', found.end(), end)
+        end = end if closing < 0 else closing
+    line = _TAG.sub("", output[found.start() : end])
+    return mask(line, target, _PLACEHOLDER.get(category, "<id>"))[:120]
+
+
 _PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "url", "uri")
 _SHELL_KEYS = ("command", "cmd", "script", "code")
 
@@ -242,7 +286,12 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
                 events=[call.index, result.index],
                 severity=Severity.MEDIUM,
                 explanation=explanation + ".",
-                data={"category": category, "error": first_line},
+                data={
+                    "category": category,
+                    "error": first_line,
+                    "tool": tool,
+                    "template": template(output[:4000], found, category, target),
+                },
             )
         )
     session.meta["not_found_probes"] = probes

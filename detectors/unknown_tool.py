@@ -93,6 +93,7 @@ def unknown_tool(session: Session, params: UnknownToolParams) -> list[Signal]:
                 events=events,
                 severity=Severity.HIGH if rejected else Severity.MEDIUM,
                 explanation=f"Called tool `{call.name}`, but {why}{hint}.",
+                data={"closest": closest, "rejected": rejected},
             )
         )
     return signals

@@ -16,6 +16,7 @@ import orjson
 
 from detectors.models import Signal
 from detectors.runner import DetectorSuite
+from findings.metrics import Group, GroupCounts, merge_groups
 from findings.store import ResultsStore
 from sessions.models import EventKind, Session
 from sessions.reader import FileFailure, SessionReader
@@ -41,6 +42,7 @@ class BatchPartial:
     signals_by_kind: Counter[str] = field(default_factory=Counter)
     formats: Counter[str] = field(default_factory=Counter)
     failures: list[dict[str, str]] = field(default_factory=list)
+    groups: dict[Group, GroupCounts] = field(default_factory=dict)
 
     def __iadd__(self, other: BatchPartial) -> BatchPartial:
         for name in (
@@ -58,6 +60,7 @@ class BatchPartial:
         self.failures_by_reason.update(other.failures_by_reason)
         self.signals_by_kind.update(other.signals_by_kind)
         self.formats.update(other.formats)
+        merge_groups(self.groups, other.groups)
         room = MAX_FAILURES_LISTED - len(self.failures)
         self.failures.extend(other.failures[: max(room, 0)])
         return self
@@ -124,7 +127,39 @@ def signal_row(signal: Signal, session: Session, day: str, run_id: str) -> dict[
         "detector": signal.detector,
         "detector_version": signal.detector_version,
         "params": orjson.dumps(signal.params, option=orjson.OPT_SORT_KEYS).decode(),
+        "data": orjson.dumps(
+            {k: v for k, v in signal.data.items() if k != "audit"}, option=orjson.OPT_SORT_KEYS
+        ).decode(),
+        "evidence": orjson.dumps(evidence(session, signal.events)).decode(),
     }
+
+
+EXCERPT = 400
+
+
+def evidence(session: Session, indices: Sequence[int]) -> list[dict[str, Any]]:
+    """The cited events, excerpted, so a finding can show the exact turns without the session."""
+    out = []
+    for i in indices:
+        if not 0 <= i < len(session.events):
+            continue
+        e = session.events[i]
+        text = e.output if e.kind is EventKind.TOOL_RESULT else e.text
+        if e.kind is EventKind.TOOL_CALL:
+            text = e.input if isinstance(e.input, str) else orjson.dumps(e.input).decode()
+        item: dict[str, Any] = {"index": i, "kind": str(e.kind), "text": _excerpt(text)}
+        if e.name:
+            item["name"] = e.name
+        if e.is_error:
+            item["is_error"] = True
+        if e.subagent:
+            item["subagent"] = e.subagent
+        out.append(item)
+    return out
+
+
+def _excerpt(text: str) -> str:
+    return text if len(text) <= EXCERPT else text[: EXCERPT - 1] + "…"
 
 
 def audit_row(signal: Signal, session: Session, day: str, run_id: str) -> dict[str, Any] | None:
@@ -206,6 +241,8 @@ def run_batch(
             if session.registered_tools is None:
                 partial.sessions_without_tools += 1
             partial.not_found_probes += int(session.meta.get("not_found_probes", 0))
+            group = partial.groups.setdefault((session.agent, session.agent_version), GroupCounts())
+            group.add_session(row["tool_calls"], row["replies"], (s.kind for s in signals))
             for signal in signals:
                 partial.signals_by_kind[signal.kind] += 1
                 signal_rows.append(signal_row(signal, session, day_s, run_id))

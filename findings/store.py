@@ -64,6 +64,8 @@ SIGNAL_SCHEMA = pa.schema(
         ("detector", pa.string()),
         ("detector_version", pa.int32()),
         ("params", pa.string()),
+        ("data", pa.string()),  # JSON: detector-specific facts (tool, rule, entity kind...)
+        ("evidence", pa.string()),  # JSON: the cited events, excerpted, for examples
     ]
 )
 
@@ -92,12 +94,69 @@ AUDIT_SCHEMA = pa.schema(
     ]
 )
 
+METRIC_SCHEMA = pa.schema(
+    [
+        *_RUN,
+        ("agent", pa.string()),
+        ("agent_version", pa.string()),  # "*" = all versions of the agent
+        ("metric", pa.string()),
+        ("kind", pa.string()),  # proportion | rate
+        ("numerator", pa.int64()),
+        ("denominator", pa.int64()),
+        ("value", pa.float64()),
+        ("sessions", pa.int64()),
+    ]
+)
+
+ANOMALY_SCHEMA = pa.schema(
+    [
+        *_RUN,
+        ("metric", pa.string()),
+        ("agent", pa.string()),
+        ("agent_version", pa.string()),
+        ("kind", pa.string()),
+        ("today_value", pa.float64()),
+        ("today_numerator", pa.int64()),
+        ("today_denominator", pa.int64()),
+        ("baseline_value", pa.float64()),
+        ("baseline_numerator", pa.int64()),
+        ("baseline_denominator", pa.int64()),
+        ("baseline_days", pa.int32()),
+        ("lift", pa.float64()),
+        ("p_value", pa.float64()),
+        ("status", pa.string()),
+        ("severity", pa.string()),
+        ("reason", pa.string()),
+    ]
+)
+
+FINDING_SCHEMA = pa.schema(
+    [
+        *_RUN,
+        ("finding_id", pa.string()),
+        ("kind", pa.string()),
+        ("agent", pa.string()),
+        ("severity", pa.string()),
+        ("title", pa.string()),
+        ("affected_sessions", pa.int64()),
+        ("affected_share", pa.float64()),
+        ("signals", pa.int64()),
+        ("first_seen", pa.string()),
+        ("recommended_fix", pa.string()),
+    ]
+)
+
 TABLES = {
     "sessions": SESSION_SCHEMA,
     "signals": SIGNAL_SCHEMA,
     "failures": FAILURE_SCHEMA,
     "audit": AUDIT_SCHEMA,
+    "metrics": METRIC_SCHEMA,
+    "anomalies": ANOMALY_SCHEMA,
+    "findings": FINDING_SCHEMA,
 }
+# Files that are not Parquet tables but live in a run's folder all the same.
+DOCUMENTS = ("findings_detail",)
 
 
 class ResultsStore:
@@ -140,7 +199,7 @@ class ResultsStore:
     def drop_other_runs(self, day: date, run_id: str) -> list[str]:
         """Delete what older runs wrote for ``day``; returns the run prefixes removed."""
         removed = []
-        for table in TABLES:
+        for table in (*TABLES, *DOCUMENTS):
             day_prefix = self._day(table, day)
             runs = {o.key[len(day_prefix) :].split("/", 1)[0] for o in self.store.list(day_prefix)}
             for run in sorted(runs - {f"run={run_id}"}):
@@ -151,10 +210,35 @@ class ResultsStore:
     def read_table(self, table: str, day: date) -> pa.Table:
         """The rows of ``table`` for ``day`` from the run the manifest names (empty if none)."""
         manifest = self.read_manifest(day)
-        schema = TABLES[table]
         if manifest is None:
-            return schema.empty_table()
-        prefix = f"{self._day(table, day)}run={manifest['run_id']}/"
+            return TABLES[table].empty_table()
+        return self.read_run_table(table, day, manifest["run_id"])
+
+    def write_document(self, name: str, day: date, run_id: str, value: Any) -> None:
+        key = f"{self._day(name, day)}run={run_id}/{name}.json"
+        self.store.write(key, orjson.dumps(value, option=orjson.OPT_INDENT_2))
+
+    def read_document(self, name: str, day: date) -> Any:
+        """A run document (e.g. the findings in full) of the run the manifest names, or None."""
+        manifest = self.read_manifest(day)
+        if manifest is None:
+            return None
+        key = f"{self._day(name, day)}run={manifest['run_id']}/{name}.json"
+        return orjson.loads(self.store.read(key)) if self.store.exists(key) else None
+
+    def committed_days(self) -> list[date]:
+        """Days with a manifest, oldest first."""
+        days = set()
+        for obj in self.store.list(f"{self.prefix}manifests/"):
+            part = obj.key[len(self.prefix) + len("manifests/") :].split("/", 1)[0]
+            if part.startswith("date=") and obj.key.endswith("manifest.json"):
+                days.add(date.fromisoformat(part.removeprefix("date=")))
+        return sorted(days)
+
+    def read_run_table(self, table: str, day: date, run_id: str) -> pa.Table:
+        """The rows one run wrote for ``day`` (committed or not)."""
+        schema = TABLES[table]
+        prefix = f"{self._day(table, day)}run={run_id}/"
         parts = [
             pq.read_table(io.BytesIO(self.store.read(o.key)), schema=schema)
             for o in self.store.list(prefix)

@@ -2,6 +2,9 @@
 
     halluwatch scan PATH... [--config FILE] [--format F] [--json]
     halluwatch run --config FILE [--date YYYY-MM-DD|yesterday] [--json]
+    halluwatch backfill --config FILE --start D --end D [--deploy-version V] [--concurrency N]
+    halluwatch compare --config FILE (--before D1..D2 --after D3..D4 | --deploy-version V) [--json]
+    halluwatch query --config FILE "SQL" [--json]
 
 Exit codes: 0 ran (findings are a normal outcome), 2 usage or config error, 3 run errors above
 the allowed share, 4 alerts not delivered. Errors print one line, never a traceback.
@@ -51,15 +54,41 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--config", required=True, help="run config (YAML)")
     run.add_argument("--date", default="yesterday", help="YYYY-MM-DD, 'yesterday' or 'today'")
     run.add_argument("--json", action="store_true", help="print the run manifest as JSON")
+
+    back = commands.add_parser("backfill", help="re-run the nightly job over a date range")
+    back.add_argument("--config", required=True, help="run config (YAML)")
+    back.add_argument("--start", required=True, help="first day, YYYY-MM-DD")
+    back.add_argument("--end", required=True, help="last day (inclusive), YYYY-MM-DD")
+    back.add_argument("--deploy-version", help="the deployed version, recorded on each day")
+    back.add_argument("--concurrency", type=int, default=2, help="days analysed at once")
+    back.add_argument("--json", action="store_true", help="print the manifests as JSON")
+
+    comp = commands.add_parser("compare", help="each rate before and after a deploy")
+    comp.add_argument("--config", required=True, help="run config (YAML)")
+    comp.add_argument("--before", help="date range D1..D2 before the change")
+    comp.add_argument("--after", help="date range D3..D4 after the change")
+    comp.add_argument("--deploy-version", help="compare this agent version with all others")
+    comp.add_argument("--range", dest="days", help="with --deploy-version: days D1..D2 (all)")
+    comp.add_argument("--json", action="store_true", help="print the comparison as JSON")
+
+    query = commands.add_parser("query", help="SQL (DuckDB) over the results store")
+    query.add_argument("sql", help='e.g. "SELECT agent, count(*) FROM signals GROUP BY 1"')
+    query.add_argument("--config", required=True, help="run config (YAML)")
+    query.add_argument("--json", action="store_true", help="one JSON object per row")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
-        if args.command == "scan":
-            return _scan(args)
-        return _run(args)
+        commands = {
+            "scan": _scan,
+            "run": _run,
+            "backfill": _backfill,
+            "compare": _compare,
+            "query": _query,
+        }
+        return commands[args.command](args)
     except (ConfigError, CredentialError) as exc:
         print(f"halluwatch: error: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -150,11 +179,7 @@ def _short(text: str | None, width: int) -> str:
     return (text if len(text) <= width else "…" + text[-(width - 1) :]).ljust(width)
 
 
-def _run(args: argparse.Namespace) -> int:
-    from flows.dates import resolve_date
-
-    loaded = _load(args.config, None)  # a bad config or date stops here, before Prefect starts
-    day = resolve_date(args.date, loaded.config.run.timezone)
+def _start_prefect() -> None:
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
     if not os.environ.get("PREFECT_API_URL"):
@@ -164,6 +189,14 @@ def _run(args: argparse.Namespace) -> int:
             file=sys.stderr,
             flush=True,
         )
+
+
+def _run(args: argparse.Namespace) -> int:
+    from flows.dates import resolve_date
+
+    loaded = _load(args.config, None)  # a bad config or date stops here, before Prefect starts
+    day = resolve_date(args.date, loaded.config.run.timezone)
+    _start_prefect()
     began = time.monotonic()
     from flows import progress
     from flows.nightly import nightly
@@ -177,6 +210,121 @@ def _run(args: argparse.Namespace) -> int:
     files = manifest["files"]
     share = manifest["files_failed"] / files if files else 0.0
     return EXIT_RUN_ERRORS if share > loaded.config.run.max_error_share else EXIT_OK
+
+
+def _backfill(args: argparse.Namespace) -> int:
+    from flows.dates import resolve_date
+
+    loaded = _load(args.config, None)
+    tz = loaded.config.run.timezone
+    start, end = resolve_date(args.start, tz), resolve_date(args.end, tz)
+    if end < start:
+        raise ConfigError(f"--end {end} is before --start {start}")
+    if args.concurrency < 1:
+        raise ConfigError(f"--concurrency must be 1 or more, not {args.concurrency}")
+    _start_prefect()
+    began = time.monotonic()
+    from flows import progress
+    from flows.nightly import backfill
+
+    progress.install(interactive=False)
+    manifests = backfill(
+        config=str(loaded.path),
+        start=start.isoformat(),
+        end=end.isoformat(),
+        deploy_version=args.deploy_version,
+        concurrency=args.concurrency,
+    )
+    if args.json:
+        print(orjson.dumps(manifests, option=orjson.OPT_INDENT_2).decode())
+    else:
+        for m in manifests:
+            _print_summary(m, time.monotonic() - began)
+    failed = sum(m["files_failed"] for m in manifests)
+    files = sum(m["files"] for m in manifests)
+    share = failed / files if files else 0.0
+    return EXIT_RUN_ERRORS if share > loaded.config.run.max_error_share else EXIT_OK
+
+
+def _date_range(value: str, flag: str) -> list[Any]:
+    from datetime import date, timedelta
+
+    first, sep, last = value.partition("..")
+    try:
+        start = date.fromisoformat(first)
+        end = date.fromisoformat(last) if sep else start
+    except ValueError:
+        raise ConfigError(f"{flag} {value!r} is not a range YYYY-MM-DD..YYYY-MM-DD") from None
+    if end < start:
+        raise ConfigError(f"{flag} {value!r} ends before it starts")
+    return [start + timedelta(days=n) for n in range((end - start).days + 1)]
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from findings.compare import Side, comparison_report
+    from flows.context import run_parts
+
+    loaded = _load(args.config, None)
+    results = run_parts(loaded).results
+    if args.deploy_version:
+        if args.before or args.after:
+            raise ConfigError("use either --before/--after or --deploy-version, not both")
+        days = _date_range(args.days, "--range") if args.days else results.committed_days()
+        before = Side(
+            f"versions other than {args.deploy_version}",
+            tuple(days),
+            exclude_version=args.deploy_version,
+        )
+        after = Side(f"version {args.deploy_version}", tuple(days), version=args.deploy_version)
+    elif args.before and args.after:
+        before = Side(args.before, tuple(_date_range(args.before, "--before")))
+        after = Side(args.after, tuple(_date_range(args.after, "--after")))
+    else:
+        raise ConfigError("give --before D1..D2 and --after D3..D4, or --deploy-version V")
+    report, name = comparison_report(results, before, after)
+    changes, moved, missing = report["metrics"], report["findings_moved"], report["missing_days"]
+    if args.json:
+        print(orjson.dumps(report, option=orjson.OPT_INDENT_2).decode())
+        return EXIT_OK
+    print(f"before: {before.label}    after: {after.label}")
+    if missing:
+        print(f"  no results for {len(missing)} day(s): {', '.join(missing)}")
+    print(
+        f"{'agent':16} {'metric':36} {'before':>9} {'after':>9} {'change':>9} "
+        f"{'95% CI':>21} {'p':>8}"
+    )
+    for c in changes:
+        flag = " *" if c["p_value"] < 0.05 else ""
+        print(
+            f"{_short(c['agent'], 16)} {c['metric']:36} {c['before_value']:>9.4f} "
+            f"{c['after_value']:>9.4f} {c['difference']:>+9.4f} "
+            f"[{c['ci_low']:>+8.4f}, {c['ci_high']:>+8.4f}] {c['p_value']:>8.2g}{flag}"
+        )
+    for m in moved:
+        print(f"\n{m['title']} ({m['id']}): {m['before']} -> {m['after']} sessions")
+        print(f"  before: {', '.join(m['before_sessions']) or '-'}")
+        print(f"  after:  {', '.join(m['after_sessions']) or '-'}")
+    print(f"\nstored: {results.url}{name}")
+    return EXIT_OK
+
+
+def _query(args: argparse.Namespace) -> int:
+    from findings.query import run_query
+    from flows.context import run_parts
+
+    loaded = _load(args.config, None)
+    columns, rows = run_query(run_parts(loaded).results, args.sql)
+    if args.json:
+        for row in rows:
+            print(orjson.dumps(dict(zip(columns, row, strict=True)), default=str).decode())
+        return EXIT_OK
+    cells = [[("" if v is None else str(v)) for v in row] for row in rows]
+    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(columns)]
+    print("  ".join(c.ljust(w) for c, w in zip(columns, widths, strict=True)))
+    for r in cells:
+        print("  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)))
+    print(f"({len(rows)} rows)")
+    return EXIT_OK
 
 
 def _print_summary(m: dict[str, Any], seconds: float) -> None:
@@ -195,6 +343,13 @@ def _print_summary(m: dict[str, Any], seconds: float) -> None:
         )
     for kind, count in m["signals_by_kind"].items() or [("signals", 0)]:
         print(f"  {kind}: {count}")
+    for a in m.get("anomalies", []):
+        print(
+            f"  ANOMALY [{a['severity']}] {a['metric']} {a['agent']} {a['agent_version']}: "
+            f"{a['reason']}"
+        )
+    for f in m.get("findings", [])[:10]:
+        print(f"  finding [{f['severity']}] {f['title']} ({f['affected_sessions']} sessions)")
     print(f"  results: {m['results_location']}{m['manifest_key']}")
 
 

@@ -19,6 +19,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from detectors.runner import DetectorSuite
+from findings.config import FindingsConfig
 from sessions.config import AgentConfig, SessionsConfig, agent_registries
 from sessions.errors import ConfigError
 from sessions.formats import get_adapter
@@ -62,6 +63,7 @@ class RunConfig(_Strict):
         description="Per-detector parameters (and `enabled: false`), keyed by detector name.",
     )
     results: ResultsConfig = Field(default_factory=ResultsConfig)
+    findings: FindingsConfig = Field(default_factory=FindingsConfig)
     run: RunSettings = Field(default_factory=RunSettings)
 
 

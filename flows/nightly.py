@@ -8,16 +8,22 @@ tested without Prefect. One task per batch of files (packed by bytes), never one
 
 from __future__ import annotations
 
+import contextvars
 import importlib.metadata
 import uuid
-from datetime import UTC, date, datetime
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
 
+from findings.anomalies import anomaly_row
 from findings.batch import BatchPartial, run_batch
+from findings.evaluate import evaluate_day
 from flows.config import LoadedConfig, load_config
 from flows.context import run_parts
 from flows.dates import resolve_date
@@ -54,7 +60,22 @@ def process_batch(
     )
 
 
-def run_day(loaded: LoadedConfig, day: date) -> dict[str, Any]:
+@dataclass(slots=True)
+class AnalysedDay:
+    """A day whose batches are done and written, but not yet evaluated or committed."""
+
+    day: date
+    run_id: str
+    started: datetime
+    prefix: str
+    listed: int
+    skipped: dict[str, int]
+    batches: int
+    total: BatchPartial
+
+
+def analyse_day(loaded: LoadedConfig, day: date) -> AnalysedDay:
+    """List the day, run its batches as tasks, and merge their counts."""
     logger = get_run_logger()
     cfg = loaded.config
     parts = run_parts(loaded)
@@ -83,21 +104,41 @@ def run_day(loaded: LoadedConfig, day: date) -> dict[str, Any]:
             except (ConfigError, CredentialError):
                 raise  # every batch would fail the same way: stop and say what to fix
             except Exception as exc:  # a batch that failed after its retries is counted, not fatal
-                units = futures[future]
-                partial = BatchPartial(files=sum(len(u) for u in units))
-                partial.failures_by_reason["batch_failed"] += partial.files
-                partial.failures.append(
-                    {
-                        "source": units[0][0][0],
-                        "reason": "batch_failed",
-                        "message": f"{type(exc).__name__}: {exc}",
-                    }
-                )
+                partial = _failed_batch(futures[future], exc)
                 logger.error("a batch of %d files failed: %s", partial.files, exc)
             total += partial
             progress.advance(partial.sessions)
     finally:
         progress.stop()
+    skipped = {k: len(v) for k, v in sorted(selection.skipped.items())}
+    listed = sum(len(u.objects) for u in selection.units) + sum(skipped.values())
+    return AnalysedDay(day, run_id, started, prefix, listed, skipped, len(planned), total)
+
+
+def _failed_batch(units: Units, exc: Exception) -> BatchPartial:
+    partial = BatchPartial(files=sum(len(u) for u in units))
+    partial.failures_by_reason["batch_failed"] += partial.files
+    partial.failures.append(
+        {
+            "source": units[0][0][0],
+            "reason": "batch_failed",
+            "message": f"{type(exc).__name__}: {exc}",
+        }
+    )
+    return partial
+
+
+def commit_day(loaded: LoadedConfig, analysed: AnalysedDay) -> dict[str, Any]:
+    """Evaluate the day against its baseline, then commit it: the manifest names this run.
+
+    Days are committed in date order (a day's baseline is the days before it), and the manifest
+    is written last, so a reader sees the previous run or this one, never half of a day.
+    """
+    parts = run_parts(loaded)
+    day, run_id = analysed.day, analysed.run_id
+    evaluation = evaluate_day(
+        parts.results, day, run_id, analysed.total.groups, loaded.config.findings
+    )
     manifest = {
         "run_id": run_id,
         "date": day.isoformat(),
@@ -105,19 +146,35 @@ def run_day(loaded: LoadedConfig, day: date) -> dict[str, Any]:
         "config_hash": loaded.hash,
         "sessions_location": parts.sessions.url,
         "results_location": parts.results.url,
-        "prefix": prefix,
-        "started_at": started.isoformat(),
+        "prefix": analysed.prefix,
+        "started_at": analysed.started.isoformat(),
         "finished_at": datetime.now(UTC).isoformat(),
-        "listed": sum(len(u.objects) for u in selection.units)
-        + sum(map(len, selection.skipped.values())),
-        "skipped_by_reason": {k: len(v) for k, v in sorted(selection.skipped.items())},
-        "batches": len(planned),
+        "listed": analysed.listed,
+        "skipped_by_reason": analysed.skipped,
+        "batches": analysed.batches,
         "detectors": parts.suite.describe(),
-        **total.to_dict(),
+        **analysed.total.to_dict(),
+        "spike_tests": dict(sorted(Counter(s.status for s in evaluation.spikes).items())),
+        "anomalies": [anomaly_row(s, day, run_id) for s in evaluation.anomalies],
+        "findings": [
+            {
+                "id": f.id,
+                "title": f.title,
+                "kind": f.kind,
+                "agent": f.agent,
+                "severity": str(f.severity),
+                "affected_sessions": f.affected_sessions,
+            }
+            for f in evaluation.findings
+        ],
     }
     manifest["manifest_key"] = parts.results.write_manifest(day, manifest)
     parts.results.drop_other_runs(day, run_id)
     return manifest
+
+
+def run_day(loaded: LoadedConfig, day: date) -> dict[str, Any]:
+    return commit_day(loaded, analyse_day(loaded, day))
 
 
 @flow(name="nightly", flow_run_name="nightly-{date}", log_prints=False)
@@ -125,3 +182,35 @@ def nightly(config: str, date: str = "yesterday") -> dict[str, Any]:
     """Analyse one day of agent sessions and write its results."""
     loaded = load_config(config)
     return run_day(loaded, resolve_date(date, loaded.config.run.timezone))
+
+
+@flow(name="backfill", flow_run_name="backfill-{start}-{end}", log_prints=False)
+def backfill(
+    config: str, start: str, end: str, deploy_version: str | None = None, concurrency: int = 2
+) -> list[dict[str, Any]]:
+    """Re-run every day from ``start`` to ``end`` (inclusive); idempotent.
+
+    Days are analysed concurrently (up to ``concurrency`` at once), then evaluated and committed
+    in date order so each day's baseline is the days before it. ``deploy_version`` is recorded
+    on each manifest, for the before/after comparison that usually follows.
+    """
+    loaded = load_config(config)
+    tz = loaded.config.run.timezone
+    first, last = resolve_date(start, tz), resolve_date(end, tz)
+    if last < first:
+        raise ConfigError(f"backfill: --end {last} is before --start {first}")
+    days = [first + timedelta(days=n) for n in range((last - first).days + 1)]
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        # Each day runs in a copy of this flow's context, so its tasks belong to this flow run.
+        futures = [
+            pool.submit(contextvars.copy_context().run, analyse_day, loaded, d) for d in days
+        ]
+        analysed = [f.result() for f in futures]
+    manifests = []
+    for item in analysed:
+        manifest = commit_day(loaded, item)
+        if deploy_version:
+            manifest["deploy_version"] = deploy_version
+            run_parts(loaded).results.write_manifest(item.day, manifest)
+        manifests.append(manifest)
+    return manifests
