@@ -17,10 +17,10 @@ Severity, in three steps:
 
 1. Base by kind: contradicted_action_claim and invented_id high; unbacked_action_claim,
    unknown_tool and faithfulness_violation medium; not_found low; other kinds medium.
-2. Scale: one level up when the affected sessions are >= 5% of the agent's sessions that day,
-   or >= 20 sessions.
+2. Scale: one level up when the affected sessions are >= 5% of the agent's sessions that day
+   (and at least 3 sessions), or >= 20 sessions.
 3. Lift: one more level up when the affected sessions grew >= 2x since the finding's last
-   previous appearance.
+   previous appearance (and are at least 3).
 
 The result is capped at critical. Findings come sorted by severity, then affected sessions.
 """
@@ -42,6 +42,7 @@ from findings.models import Finding
 MAX_SESSION_IDS = 100
 SCALE_SHARE = 0.05
 SCALE_SESSIONS = 20
+MIN_SCALE_SESSIONS = 3
 LIFT = 2.0
 LEVELS = [Severity.LOW, Severity.MEDIUM, Severity.HIGH, Severity.CRITICAL]
 BASE_SEVERITY = {
@@ -110,9 +111,16 @@ def severity(
     kind: str, affected: int, share: float | None, previous_sessions: int | None
 ) -> Severity:
     level = LEVELS.index(BASE_SEVERITY.get(kind, Severity.MEDIUM))
-    if affected >= SCALE_SESSIONS or (share is not None and share >= SCALE_SHARE):
+    # A share only raises severity with a few sessions behind it: 1 of 4 sessions is 25%,
+    # but one session is an anecdote, not a scale.
+    widespread = share is not None and share >= SCALE_SHARE and affected >= MIN_SCALE_SESSIONS
+    if affected >= SCALE_SESSIONS or widespread:
         level += 1
-    if previous_sessions and affected >= LIFT * previous_sessions:
+    if (
+        previous_sessions
+        and affected >= LIFT * previous_sessions
+        and affected >= MIN_SCALE_SESSIONS
+    ):
         level += 1
     return LEVELS[min(level, len(LEVELS) - 1)]
 

@@ -155,7 +155,8 @@ def test_base_severity_per_kind(kind: str, base: Severity) -> None:
 
 
 def test_scale_and_lift_raise_severity_up_to_critical() -> None:
-    assert severity("not_found", 1, 0.05, None) is Severity.MEDIUM  # share at the 5% line
+    assert severity("not_found", 3, 0.05, None) is Severity.MEDIUM  # share at the 5% line
+    assert severity("not_found", 1, 0.25, None) is Severity.LOW  # one session is no scale
     assert severity("not_found", 20, 0.001, None) is Severity.MEDIUM  # 20 sessions
     assert severity("not_found", 19, 0.049, None) is Severity.LOW
     assert severity("not_found", 19, None, None) is Severity.LOW  # no denominator: count only
@@ -167,9 +168,9 @@ def test_scale_and_lift_raise_severity_up_to_critical() -> None:
 
 
 def test_cluster_applies_share_of_the_agents_sessions() -> None:
-    rows = _missing_payment("s1", "certificate_7504069")
-    assert cluster(rows, {"support-bot": 19}, DAY)[0].severity is Severity.MEDIUM  # 1/19 >= 5%
-    assert cluster(rows, {"support-bot": 21}, DAY)[0].severity is Severity.LOW
+    rows = [r for s in ("s1", "s2", "s3") for r in _missing_payment(s, "certificate_7504069")]
+    assert cluster(rows, {"support-bot": 59}, DAY)[0].severity is Severity.MEDIUM  # 3/59 >= 5%
+    assert cluster(rows, {"support-bot": 61}, DAY)[0].severity is Severity.LOW
     assert cluster(rows, {}, DAY)[0].affected_share is None
 
 

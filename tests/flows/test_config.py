@@ -47,3 +47,18 @@ def test_bad_configs_name_what_is_wrong(tmp_path: Path, text: str, message: str)
 def test_missing_config_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_config(tmp_path / "absent.yaml")
+
+
+def test_the_readme_config_reference_is_a_valid_config() -> None:
+    import yaml
+
+    from flows.config import parse_config
+
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("## Configuration") :]
+    block = section[
+        section.index("```yaml\n") + 8 : section.index("```", section.index("```yaml") + 8)
+    ]
+    loaded = parse_config(yaml.safe_load(block), base=REPO / "examples", source="README.md")
+    assert loaded.config.agents["support-bot"].tools
+    assert loaded.config.findings.spikes.window_days == 7
