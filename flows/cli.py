@@ -5,6 +5,7 @@
     halluwatch backfill --config FILE --start D --end D [--deploy-version V] [--concurrency N]
     halluwatch compare --config FILE (--before D1..D2 --after D3..D4 | --deploy-version V) [--json]
     halluwatch query --config FILE "SQL" [--json]
+    halluwatch serve --config FILE [--cron "0 3 * * *"] [--timezone ZONE]
 
 Exit codes: 0 ran (findings are a normal outcome), 2 usage or config error, 3 run errors above
 the allowed share, 4 alerts not delivered. Errors print one line, never a traceback.
@@ -54,6 +55,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--config", required=True, help="run config (YAML)")
     run.add_argument("--date", default="yesterday", help="YYYY-MM-DD, 'yesterday' or 'today'")
     run.add_argument("--json", action="store_true", help="print the run manifest as JSON")
+    run.add_argument(
+        "--dry-run", action="store_true", help="record and print what would be sent; send nothing"
+    )
 
     back = commands.add_parser("backfill", help="re-run the nightly job over a date range")
     back.add_argument("--config", required=True, help="run config (YAML)")
@@ -71,10 +75,24 @@ def _parser() -> argparse.ArgumentParser:
     comp.add_argument("--range", dest="days", help="with --deploy-version: days D1..D2 (all)")
     comp.add_argument("--json", action="store_true", help="print the comparison as JSON")
 
+    alerts = commands.add_parser("alerts", help="check the alert channels")
+    alerts_cmd = alerts.add_subparsers(dest="alerts_command", required=True, metavar="ACTION")
+    test = alerts_cmd.add_parser("test", help="send a sample alert through every channel")
+    test.add_argument("--config", required=True, help="run config (YAML)")
+
     query = commands.add_parser("query", help="SQL (DuckDB) over the results store")
     query.add_argument("sql", help='e.g. "SELECT agent, count(*) FROM signals GROUP BY 1"')
     query.add_argument("--config", required=True, help="run config (YAML)")
     query.add_argument("--json", action="store_true", help="one JSON object per row")
+
+    serve = commands.add_parser(
+        "serve", help="schedule the nightly job from this process (needs PREFECT_API_URL)"
+    )
+    serve.add_argument("--config", required=True, help="run config (YAML)")
+    serve.add_argument("--cron", default="0 3 * * *", help='when to run (default "0 3 * * *")')
+    serve.add_argument(
+        "--timezone", help="time zone of the cron schedule (default: the config's run.timezone)"
+    )
     return parser
 
 
@@ -87,6 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "backfill": _backfill,
             "compare": _compare,
             "query": _query,
+            "serve": _serve,
+            "alerts": _alerts,
         }
         return commands[args.command](args)
     except (ConfigError, CredentialError) as exc:
@@ -192,24 +212,40 @@ def _start_prefect() -> None:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from flows.alerting import build_channels
     from flows.dates import resolve_date
 
     loaded = _load(args.config, None)  # a bad config or date stops here, before Prefect starts
     day = resolve_date(args.date, loaded.config.run.timezone)
+    build_channels(loaded)  # and so does a missing channel secret
     _start_prefect()
     began = time.monotonic()
     from flows import progress
     from flows.nightly import nightly
 
     progress.install()
-    manifest = nightly(config=str(loaded.path), date=day.isoformat())
+    manifest = nightly(config=str(loaded.path), date=day.isoformat(), dry_run=args.dry_run)
     if args.json:
         print(orjson.dumps(manifest, option=orjson.OPT_INDENT_2).decode())
     else:
         _print_summary(manifest, time.monotonic() - began)
     files = manifest["files"]
     share = manifest["files_failed"] / files if files else 0.0
-    return EXIT_RUN_ERRORS if share > loaded.config.run.max_error_share else EXIT_OK
+    if share > loaded.config.run.max_error_share:
+        return EXIT_RUN_ERRORS
+    return EXIT_ALERTS if manifest.get("alerts", {}).get("failed") else EXIT_OK
+
+
+def _alerts(args: argparse.Namespace) -> int:
+    from datetime import date
+
+    from flows.alerting import send_test
+
+    loaded = _load(args.config, None)
+    outcome = send_test(loaded, date.today())
+    for name, status in outcome.items():
+        print(f"{name}: {status}")
+    return EXIT_ALERTS if any(s != "sent" for s in outcome.values()) else EXIT_OK
 
 
 def _backfill(args: argparse.Namespace) -> int:
@@ -327,6 +363,19 @@ def _query(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _serve(args: argparse.Namespace) -> int:
+    loaded = _load(args.config, None)  # a bad config stops here, before Prefect is imported
+    from flows.serve import check_timezone
+
+    check_timezone(args.timezone or loaded.config.run.timezone)
+    for key, value in PREFECT_DEFAULTS.items():
+        os.environ.setdefault(key, value)
+    from flows.serve import serve
+
+    serve(loaded, cron=args.cron, timezone=args.timezone)
+    return EXIT_OK
+
+
 def _print_summary(m: dict[str, Any], seconds: float) -> None:
     print(
         f"halluwatch {m['date']}: {m['files']} files under {m['sessions_location']}/{m['prefix']} "
@@ -351,6 +400,12 @@ def _print_summary(m: dict[str, Any], seconds: float) -> None:
     for f in m.get("findings", [])[:10]:
         print(f"  finding [{f['severity']}] {f['title']} ({f['affected_sessions']} sessions)")
     print(f"  results: {m['results_location']}{m['manifest_key']}")
+    if m.get("report_key"):
+        print(f"  report:  {m['results_location']}{m['report_key']}")
+    if m.get("alerts"):
+        a = m["alerts"]
+        what = ", ".join(f"{n} {s}" for s, n in a["deliveries"].items()) or "nothing to send"
+        print(f"  alerts:  {a['alerts']} ({what}){' [dry run]' if a['dry_run'] else ''}")
 
 
 if __name__ == "__main__":

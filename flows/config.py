@@ -18,6 +18,7 @@ import orjson
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from alerts.config import AlertsConfig
 from detectors.runner import DetectorSuite
 from findings.config import FindingsConfig
 from sessions.config import AgentConfig, SessionsConfig, agent_registries
@@ -64,6 +65,7 @@ class RunConfig(_Strict):
     )
     results: ResultsConfig = Field(default_factory=ResultsConfig)
     findings: FindingsConfig = Field(default_factory=FindingsConfig)
+    alerts: AlertsConfig = Field(default_factory=AlertsConfig)
     run: RunSettings = Field(default_factory=RunSettings)
 
 

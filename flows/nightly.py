@@ -24,6 +24,7 @@ from prefect.futures import as_completed
 from findings.anomalies import anomaly_row
 from findings.batch import BatchPartial, run_batch
 from findings.evaluate import evaluate_day
+from flows.alerting import report_and_alert
 from flows.config import LoadedConfig, load_config
 from flows.context import run_parts
 from flows.dates import resolve_date
@@ -128,7 +129,9 @@ def _failed_batch(units: Units, exc: Exception) -> BatchPartial:
     return partial
 
 
-def commit_day(loaded: LoadedConfig, analysed: AnalysedDay) -> dict[str, Any]:
+def commit_day(
+    loaded: LoadedConfig, analysed: AnalysedDay, *, dry_run: bool = False
+) -> dict[str, Any]:
     """Evaluate the day against its baseline, then commit it: the manifest names this run.
 
     Days are committed in date order (a day's baseline is the days before it), and the manifest
@@ -170,18 +173,24 @@ def commit_day(loaded: LoadedConfig, analysed: AnalysedDay) -> dict[str, Any]:
     }
     manifest["manifest_key"] = parts.results.write_manifest(day, manifest)
     parts.results.drop_other_runs(day, run_id)
+    # The day is committed; its report and alerts follow, and are recorded on its manifest.
+    manifest.update(report_and_alert(loaded, day, run_id, manifest, dry_run=dry_run))
+    parts.results.write_manifest(day, manifest)
     return manifest
 
 
-def run_day(loaded: LoadedConfig, day: date) -> dict[str, Any]:
-    return commit_day(loaded, analyse_day(loaded, day))
+def run_day(loaded: LoadedConfig, day: date, *, dry_run: bool = False) -> dict[str, Any]:
+    return commit_day(loaded, analyse_day(loaded, day), dry_run=dry_run)
 
 
 @flow(name="nightly", flow_run_name="nightly-{date}", log_prints=False)
-def nightly(config: str, date: str = "yesterday") -> dict[str, Any]:
-    """Analyse one day of agent sessions and write its results."""
+def nightly(config: str, date: str = "yesterday", dry_run: bool = False) -> dict[str, Any]:
+    """Analyse one day of agent sessions, write its results and report, send its alerts.
+
+    ``dry_run`` records what would be sent without sending it.
+    """
     loaded = load_config(config)
-    return run_day(loaded, resolve_date(date, loaded.config.run.timezone))
+    return run_day(loaded, resolve_date(date, loaded.config.run.timezone), dry_run=dry_run)
 
 
 @flow(name="backfill", flow_run_name="backfill-{start}-{end}", log_prints=False)
@@ -192,7 +201,9 @@ def backfill(
 
     Days are analysed concurrently (up to ``concurrency`` at once), then evaluated and committed
     in date order so each day's baseline is the days before it. ``deploy_version`` is recorded
-    on each manifest, for the before/after comparison that usually follows.
+    on each manifest, for the before/after comparison that usually follows. A backfill writes
+    reports but sends no alerts (it records what it would have sent): old days are history,
+    not news.
     """
     loaded = load_config(config)
     tz = loaded.config.run.timezone
@@ -208,7 +219,7 @@ def backfill(
         analysed = [f.result() for f in futures]
     manifests = []
     for item in analysed:
-        manifest = commit_day(loaded, item)
+        manifest = commit_day(loaded, item, dry_run=True)
         if deploy_version:
             manifest["deploy_version"] = deploy_version
             run_parts(loaded).results.write_manifest(item.day, manifest)

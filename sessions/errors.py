@@ -4,6 +4,8 @@
     ├── ConfigError                 a bad run config or CLI argument: stop before any work (exit 2)
     ├── CredentialError             a missing or rejected credential: stop before any work (exit 2)
     ├── StorageError                object storage could not be listed or read
+    ├── DeliveryError               an alert could not be delivered to a channel (retried, then
+    │                               kept in the outbox for the next run)
     └── SessionError                one session file could not be turned into sessions
         ├── UnknownFormatError      no adapter recognises the file
         └── MalformedSessionError   the file is recognised but broken (invalid JSON, truncated, ...)
@@ -29,6 +31,14 @@ class CredentialError(HalluwatchError):
 
 class StorageError(HalluwatchError):
     """Object storage could not be listed or read."""
+
+
+class DeliveryError(HalluwatchError):
+    """A channel did not accept an alert. ``retryable`` says whether trying again may help."""
+
+    def __init__(self, message: str, *, retryable: bool = True) -> None:
+        super().__init__(message)
+        self.retryable = retryable
 
 
 class SessionError(HalluwatchError):
