@@ -72,8 +72,10 @@ class _Run:
         try:
             target.send(alerts)
         except Exception as exc:  # a bug in one channel must not stop the others
-            log.warning("alerts: %s failed", channel, exc_info=True)
-            return self.redactor.text(f"{type(exc).__name__}: {exc}")
+            # One redacted line, no traceback: a library's exception may quote a URL or token.
+            error = self.redactor.text(f"{type(exc).__name__}: {exc}")
+            log.warning("alerts: %s failed: %s", channel, error)
+            return error
         for alert in alerts:
             self.state.mark_delivered(alert, channel, self.day)
         return None
