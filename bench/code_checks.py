@@ -91,7 +91,7 @@ def measure(units: list[Unit], sessions: int) -> dict[str, float]:
     parse_s = checks_s = 0.0
     size = produced = tool_calls = signals = 0
     rss_at_2000 = 0
-    for count, unit in enumerate(day(units, sessions), start=1):
+    for unit in day(units, sessions):
         size += sum(len(raw) for _, raw in unit)
         began = time.perf_counter()
         for name, raw in unit:

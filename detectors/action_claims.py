@@ -23,13 +23,20 @@ from typing import Any
 from pydantic import Field
 
 from detectors.action_keywords import (
+    ANY,
     BACKGROUND_KEYS,
+    CLAIM_WORDS,
+    NEVER,
     STATE_KEYS,
+    Keywords,
     RuleKeys,
+    cut,
     folded,
+    keywords_in,
     may_match,
     rule_keys,
     search,
+    words_of,
 )
 from detectors.action_rules import (
     DEFAULT_RULES,
@@ -99,11 +106,17 @@ _YOUR_OBJECT = re.compile(r"\byour\b", re.I)  # "your bag is added" is a claim, 
 
 def reply_text(text: str) -> str:
     """The prose of a reply: no code, quotes, asides or markdown emphasis."""
-    text = _CODE_BLOCK.sub(" ", text)
-    text = _INLINE_CODE.sub(" CODE ", text)
-    text = _QUOTE_LINE.sub(" ", text)
-    text = _QUOTED.sub(" QUOTE ", text)
-    text = _PAREN.sub(" ", text)
+    # Each pattern is only run on text holding the character all its matches start with.
+    if "```" in text or "~~~" in text:
+        text = _CODE_BLOCK.sub(" ", text)
+    if "`" in text:
+        text = _INLINE_CODE.sub(" CODE ", text)
+    if ">" in text:
+        text = _QUOTE_LINE.sub(" ", text)
+    if '"' in text or "\u201c" in text:
+        text = _QUOTED.sub(" QUOTE ", text)
+    if "(" in text:
+        text = _PAREN.sub(" ", text)
     return text.replace("**", "").replace("__", "")
 
 
@@ -170,17 +183,45 @@ class Evidence:
     last_failure_why: str = ""
     last_failure_masked: str = ""  # the same, with paths, ids and counts masked, for grouping
     last_success: int = -1
-    first_command: str = ""
 
     def contradicted(self) -> bool:
         return self.last_failure >= 0 and self.last_failure > self.last_success
 
 
-@dataclass
-class _Pending:
-    call: Event
-    command: str
-    strong: list[int]  # rule indexes whose outcome this call decides
+class _Call:
+    """A tool call; what it says to each rule is worked out only when a claim needs it."""
+
+    __slots__ = ("backed", "command", "event", "known", "low", "strong")
+
+    def __init__(self, event: Event) -> None:
+        self.event = event
+        # Bit i of `known`: rule i's view of the call is worked out; then bit i of `backed` says
+        # the call backs rule i's claim and bit i of `strong` that its outcome decides the claim.
+        self.known = self.backed = self.strong = 0
+        self.command: str | None = None
+        self.low: str | None = None
+
+
+class _Result:
+    """A tool result paired with its call; its folded output and outcomes are cached."""
+
+    __slots__ = ("_background", "call", "event", "low", "why")
+
+    def __init__(self, event: Event, call: _Call) -> None:
+        self.event, self.call = event, call
+        self.low: str | None = None
+        self._background: bool | None = None
+        self.why: dict[int, str | None] = {}  # rule index -> failure reason (None: success)
+
+    def background(self) -> bool:
+        """A background launch says nothing about the outcome."""
+        if self._background is None:
+            output = self.event.output or ""
+            self.low = folded(output)
+            self._background = bool(
+                may_match(BACKGROUND_KEYS, self.low) and _BACKGROUND.search(output)
+            )
+        return self._background
 
 
 def _failure_reason(
@@ -211,8 +252,17 @@ def _derived(session: Session) -> list[ToolAction]:
         names |= registry.names
     if registry is None or registry.allow_mcp:
         names |= {e.name for e in session.events if e.kind is EventKind.TOOL_CALL and e.name}
-    actions = [tool_action(n) for n in sorted(names)]
-    return [a for a in actions if a is not None]
+    key = frozenset(names)
+    if key not in _DERIVED:
+        if len(_DERIVED) >= 256:
+            _DERIVED.clear()
+        actions = [tool_action(n) for n in sorted(names)]
+        _DERIVED[key] = [a for a in actions if a is not None]
+    return _DERIVED[key]
+
+
+# Tool names -> their actions: an agent's sessions share one tool set (`tool_action` is pure).
+_DERIVED: dict[frozenset[str], list[ToolAction]] = {}
 
 
 def _domain_targets(actions: list[ToolAction], sentence: str, verb: str) -> list[ToolAction]:
@@ -230,17 +280,185 @@ _DEFAULTS = [CompiledRule.of(r) for r in DEFAULT_RULES]  # compiled once, at imp
 
 
 class _Run:
-    """One session's pass: the rules, their keyword prefilters and the evidence so far."""
+    """One session's pass: the rules, their keyword prefilters and the evidence so far.
 
-    def __init__(self, rules: list[CompiledRule], actions: list[ToolAction]) -> None:
-        self.rules, self.actions = rules, actions
-        self.keys = [rule_keys(r.rule) for r in rules]
+    Calls and results are only logged as they come; what a rule's (or the domain tools')
+    evidence holds is worked out from the log when a claim needs it, at that claim's reply. Most
+    sessions hold no claim at all, so most calls are never looked at.
+    """
+
+    def __init__(
+        self,
+        rules: list[CompiledRule],
+        keys: list[RuleKeys],
+        actions: list[ToolAction],
+        tables: _Tables,
+    ) -> None:
+        self.rules, self.keys, self.actions = rules, keys, actions
+        self.tables = tables
         self.evidence = [Evidence() for _ in rules]
         self.domain = {a.name for a in actions}  # only these tools' evidence is ever read
         self.by_tool: dict[str, Evidence] = {}  # domain tools called so far
-        self.pending: dict[str, _Pending] = {}
-        self.by_name: dict[str, list[bool]] = {}  # tool name -> whether each rule's tools match
+        self.log: list[_Call | _Result] = []  # calls and paired results, in order
+        self.calls: list[_Call] = []  # the same, apart
+        self.results: list[_Result] = []
+        self.monotonic = True  # result indexes strictly increase (as after `Session.reindex`)
+        self.called = [0] * len(rules)  # per rule: how many calls were searched for a backing one
+        self.seen = [0] * len(rules)  # per rule: how many results (or log entries) it covers
+        self.tools_seen = 0  # the same, for ``by_tool``
+        self.by_name = _BY_NAME if rules is _DEFAULTS else {}
         self.compacted = False
+
+    def restart(self) -> None:
+        """Result indexes went back: the rules' evidence is replayed from the start."""
+        self.monotonic = False
+        self.evidence = [Evidence() for _ in self.rules]
+        self.seen = [0] * len(self.rules)
+
+    def _classify(self, entry: _Call, i: int) -> None:
+        """Whether ``entry`` backs rule ``i``'s claim, and whether its outcome decides it."""
+        bit = 1 << i
+        entry.known |= bit
+        rule, keys, call = self.rules[i], self.keys[i], entry.event
+        command = entry.command
+        if command is None:
+            command = entry.command = command_text(call)
+            entry.low = folded(command) if command else None
+        low = entry.low
+        name = call.name or ""
+        matches = self.by_name.get(name)
+        if matches is None:
+            if len(self.by_name) > 10_000:
+                self.by_name.clear()
+            matches = [any(p.search(name) for p in r.tools) for r in self.rules]
+            self.by_name[name] = matches
+        by_name = matches[i]
+        by_command = bool(command) and search(rule.commands, keys.commands, command, low)
+        if by_command or (by_name and not command) or (by_name and rule.commands is None):
+            entry.strong |= bit
+        backed = by_name or by_command
+        if not backed and command:  # a weak command backs the claim but decides nothing
+            backed = search(rule.weak_commands, keys.weak_commands, command, low) is not None
+        if backed:
+            entry.backed |= bit
+
+    def _outcome(self, entry: _Result, i: int, ev: Evidence) -> None:
+        """Records in ``ev`` the outcome for rule ``i`` of a result whose call decides it."""
+        if i not in entry.why:
+            entry.background()  # folds the output
+            entry.why[i] = _failure_reason(self.rules[i], self.keys[i], entry.event, entry.low)
+        call = entry.call
+        command = _short(call.command or "") or call.event.name or "the call"
+        _update(ev, entry.event.index, entry.why[i], command)
+
+    def backed(self, i: int) -> bool:
+        """Whether any call so far backs rule ``i``'s claim."""
+        ev = self.evidence[i]
+        if not self.monotonic:
+            return bool(self._replay(i).calls)
+        if not ev.calls:
+            calls, bit = self.calls, 1 << i
+            for k in range(self.called[i], len(calls)):
+                entry = calls[k]
+                if not entry.known & bit:
+                    self._classify(entry, i)
+                if entry.backed & bit:
+                    ev.calls.append(entry.event.index)  # only whether there is one is read
+                    break
+            self.called[i] = len(calls)
+        return bool(ev.calls)
+
+    def outcome(self, i: int) -> Evidence:
+        """Rule ``i``'s evidence with the latest failure and success among the calls so far.
+
+        With increasing result indexes, the latest failure comes after the latest success
+        exactly when the last result that decides the claim failed: only that one is looked
+        for, from the end. Otherwise every call and result is replayed.
+        """
+        if not self.monotonic:
+            return self._replay(i)
+        results, ev, bit = self.results, self.evidence[i], 1 << i
+        for k in range(len(results) - 1, self.seen[i] - 1, -1):
+            entry = results[k]
+            call = entry.call
+            if not call.known & bit:
+                self._classify(call, i)
+            if call.strong & bit and not entry.background():
+                ev.last_failure = ev.last_success = -1
+                self._outcome(entry, i, ev)
+                break
+        self.seen[i] = len(results)
+        return ev
+
+    def _replay(self, i: int) -> Evidence:
+        """Rule ``i``'s evidence, replaying every call and result logged since the last time."""
+        log, ev, bit = self.log, self.evidence[i], 1 << i
+        for k in range(self.seen[i], len(log)):
+            entry = log[k]
+            if isinstance(entry, _Call):
+                if not entry.known & bit:
+                    self._classify(entry, i)
+                if entry.backed & bit:
+                    ev.calls.append(entry.event.index)
+            elif entry.call.strong & bit and not entry.background():
+                self._outcome(entry, i, ev)
+        self.seen[i] = len(log)
+        return ev
+
+    def tool_evidence(self) -> dict[str, Evidence]:
+        """The domain tools' evidence from every call and result logged so far."""
+        log, by_tool, domain = self.log, self.by_tool, self.domain
+        for k in range(self.tools_seen, len(log)):
+            entry = log[k]
+            if isinstance(entry, _Call):
+                name = entry.event.name
+                if name in domain:
+                    by_tool.setdefault(name, Evidence()).calls.append(entry.event.index)
+                continue
+            call = entry.call.event
+            tool = by_tool.get(call.name or "")
+            if tool is None or entry.background():
+                continue
+            result = entry.event
+            output = result.output or ""
+            why = ("an error: " + output.strip()[:60]) if result.is_error else None
+            _update(tool, result.index, why, call.name or "")
+        self.tools_seen = len(log)
+        return by_tool
+
+
+# Tool name -> whether each default rule's tools match it (kept across sessions).
+_BY_NAME: dict[str, list[bool]] = {}
+
+
+@dataclass
+class _Tables:
+    """The claim keywords of a session's rules (NEVER: no text can match)."""
+
+    state: Keywords | None
+    claims: list[Keywords | None]
+    words: tuple[str, ...]  # the keywords of `state` and `claims`
+    unfiltered: bool  # a rule with no keywords: every reply is looked at
+    indexed: bool  # all are default claim keywords: ``keywords_in`` finds them
+
+
+def _is_reply(event: Event) -> bool:
+    """A reply to the user: not a tool step, sub-agent step, injected text or compaction."""
+    meta = event.meta
+    return (
+        event.kind is EventKind.ASSISTANT
+        and bool(event.text)
+        and event.subagent is None
+        and not (meta and (meta.get("synthetic") or meta.get("compaction")))
+    )
+
+
+_DEFAULT_KEYS = [rule_keys(r.rule) for r in _DEFAULTS]
+_CLAIM_WORDS = frozenset(CLAIM_WORDS)
+_DEFAULT_WORDS = (  # without and with the state-change keywords
+    words_of([k.claim for k in _DEFAULT_KEYS]),
+    words_of([STATE_KEYS, *(k.claim for k in _DEFAULT_KEYS)]),
+)
 
 
 @detector(
@@ -250,67 +468,46 @@ class _Run:
     kinds=("unbacked_action_claim", "contradicted_action_claim"),
 )
 def action_claims(session: Session, params: ActionClaimsParams) -> list[Signal]:
-    base = [] if params.replace_defaults else _DEFAULTS
-    rules = base + [CompiledRule.of(r) for r in params.rules]
-    run = _Run(rules, _derived(session) if params.derive_from_tools else [])
+    if params.rules or params.replace_defaults:
+        base = [] if params.replace_defaults else _DEFAULTS
+        rules = base + [CompiledRule.of(r) for r in params.rules]
+        keys = [rule_keys(r.rule) for r in rules]
+    else:
+        rules, keys = _DEFAULTS, _DEFAULT_KEYS
+    actions = _derived(session) if params.derive_from_tools else []
+    claims = [k.claim for k in keys]
+    state = STATE_KEYS if actions else NEVER  # state changes are only checked against tools
+    words = _DEFAULT_WORDS[bool(actions)] if rules is _DEFAULTS else words_of([state, *claims])
+    indexed = rules is _DEFAULTS or set(words) <= _CLAIM_WORDS
+    tables = _Tables(state, claims, words, None in claims, indexed)
+    run = _Run(rules, keys, actions, tables)
     signals: list[Signal] = []
+    log, calls, results = run.log, run.calls, run.results
+    pending: dict[str, _Call] = {}
+    last_index = -2
+    call_kind, result_kind = EventKind.TOOL_CALL, EventKind.TOOL_RESULT
     for event in session.events:
-        if event.meta.get("compaction"):
+        meta = event.meta
+        if meta and meta.get("compaction"):
             run.compacted = True
-        if event.kind is EventKind.TOOL_CALL:
-            _record_call(event, run)
-        elif event.kind is EventKind.TOOL_RESULT and event.call_id in run.pending:
-            _record_result(event, run.pending.pop(event.call_id or ""), run)
-        elif (
-            event.kind is EventKind.ASSISTANT
-            and event.text
-            and event.subagent is None
-            and not event.meta.get("synthetic")
-            and not event.meta.get("compaction")
-        ):
+        kind = event.kind
+        if kind is call_kind:
+            entry = _Call(event)
+            log.append(entry)
+            calls.append(entry)
+            if event.call_id is not None:
+                pending[event.call_id] = entry
+        elif kind is result_kind:
+            if event.call_id in pending:
+                result = _Result(event, pending.pop(event.call_id or ""))
+                log.append(result)
+                results.append(result)
+                if event.index <= last_index and run.monotonic:
+                    run.restart()
+                last_index = event.index
+        elif _is_reply(event):
             signals += _check_reply(event, run)
     return signals
-
-
-def _record_call(call: Event, run: _Run) -> None:
-    command = command_text(call)
-    low = folded(command) if command else None
-    name = call.name or ""
-    if name not in run.by_name:
-        run.by_name[name] = [any(p.search(name) for p in rule.tools) for rule in run.rules]
-    strong: list[int] = []
-    for i, (rule, keys) in enumerate(zip(run.rules, run.keys, strict=True)):
-        by_name = run.by_name[name][i]
-        by_command = bool(command) and search(rule.commands, keys.commands, command, low)
-        if by_command or (by_name and not command) or (by_name and rule.commands is None):
-            strong.append(i)
-        backed = by_name or by_command
-        if not backed and command:  # a weak command backs the claim but decides nothing
-            backed = search(rule.weak_commands, keys.weak_commands, command, low) is not None
-        if backed:
-            run.evidence[i].calls.append(call.index)
-            run.evidence[i].first_command = run.evidence[i].first_command or command
-    if call.name in run.domain:
-        run.by_tool.setdefault(call.name, Evidence()).calls.append(call.index)
-    if call.call_id is not None:
-        run.pending[call.call_id] = _Pending(call, command, strong)
-
-
-def _record_result(result: Event, pending: _Pending, run: _Run) -> None:
-    tool = run.by_tool.get(pending.call.name or "")
-    if not pending.strong and tool is None:
-        return  # the outcome backs or contradicts nothing checked
-    output = result.output or ""
-    low = folded(output)
-    if may_match(BACKGROUND_KEYS, low) and _BACKGROUND.search(output):
-        return  # a background launch says nothing about the outcome
-    command = _short(pending.command) or pending.call.name or "the call"
-    for i in pending.strong:
-        why = _failure_reason(run.rules[i], run.keys[i], result, low)
-        _update(run.evidence[i], result.index, why, command)
-    if tool is not None:
-        why = ("an error: " + output.strip()[:60]) if result.is_error else None
-        _update(tool, result.index, why, pending.call.name or "")
 
 
 def _update(ev: Evidence, index: int, why: str | None, command: str) -> None:
@@ -321,11 +518,39 @@ def _update(ev: Evidence, index: int, why: str | None, command: str) -> None:
         ev.last_failure_masked = f"`{mask(command)}` failed ({mask(why)})"
 
 
+def _keywords(text: str, tables: _Tables) -> frozenset[str] | None:
+    """The claim keywords in ``text`` (None: it cannot be folded, any keyword may be in it).
+
+    Every keyword of the prose, so of any of its sentences, is in the raw text once `*` and `_`
+    are dropped (the prose only drops text, puts spaced words in its place and drops `**` and
+    `__`), so the keywords the raw text lacks can be left out of every test.
+    """
+    if tables.indexed:
+        found = keywords_in(text)
+        return None if ANY in found else found
+    raw = folded(text)
+    if raw is None:
+        return None
+    if "*" in raw or "_" in raw:
+        raw = raw.replace("*", "").replace("_", "")
+    return frozenset([word for word in tables.words if word in raw])
+
+
 def _check_reply(reply: Event, run: _Run) -> list[Signal]:
+    tables = run.tables
+    state_keys, claim_keys = tables.state, tables.claims
+    words = _keywords(reply.text, tables)
+    if words is not None:
+        if not words and not tables.unfiltered:
+            return []  # no sentence can hold a claim
+        state_keys = cut(state_keys, words)
+        claim_keys = [cut(keys, words) for keys in claim_keys]
+        if state_keys is NEVER and all(keys is NEVER for keys in claim_keys):
+            return []
     prose = reply_text(reply.text)
     low = folded(prose)
-    state = bool(run.actions) and may_match(STATE_KEYS, low)
-    active = [i for i, keys in enumerate(run.keys) if may_match(keys.claim, low)]
+    state = state_keys is not NEVER and may_match(state_keys, low)
+    active = [i for i, keys in enumerate(claim_keys) if keys is not NEVER and may_match(keys, low)]
     if not state and not active:
         return []  # no sentence can hold a claim
     signals: list[Signal] = []
@@ -333,23 +558,25 @@ def _check_reply(reply: Event, run: _Run) -> list[Signal]:
         low = folded(sentence)
         verdicts: list[_Verdict] = []
         for i in active:
-            rule, ev = run.rules[i], run.evidence[i]
-            if not may_match(run.keys[i].claim, low):
+            rule = run.rules[i]
+            if not may_match(claim_keys[i], low):
                 continue
             for m in rule.claim.finditer(sentence):
                 if is_claim(sentence, m.start(), m.end()):
-                    verdicts.append(_verdict(rule, ev, sentence, m.start(), run.compacted))
+                    verdicts.append(_verdict(run, i, sentence, m.start()))
                     break
         # A domain-tool check only speaks when no rule already found the claim backed
         # ("I sent the email" after `send_email`); rules about different actions stand alone.
         backed_by_rule = any(v[0] == "" for v in verdicts)
-        checks_state = state and not backed_by_rule and may_match(STATE_KEYS, low)
+        checks_state = state and not backed_by_rule and may_match(state_keys, low)
         for m in STATE_CLAIM.finditer(sentence) if checks_state else ():
             verb = matched_verb(m)
             targets = _domain_targets(run.actions, sentence, verb) if verb else []
             if targets and is_claim(sentence, m.start(), m.end()):
                 verdicts.append(
-                    _tool_verdict(targets, run.by_tool, m.group(0), verb or "", run.compacted)
+                    _tool_verdict(
+                        targets, run.tool_evidence(), m.group(0), verb or "", run.compacted
+                    )
                 )
                 break
         found = [v for v in verdicts if v[0] not in ("", "skip")]
@@ -376,18 +603,18 @@ _NONE: _Verdict = ("", "", [], {})
 _SKIP: _Verdict = ("skip", "", [], {})
 
 
-def _verdict(
-    rule: CompiledRule, ev: Evidence, sentence: str, start: int, compacted: bool
-) -> _Verdict:
-    if not ev.calls:
-        if compacted:
+def _verdict(run: _Run, i: int, sentence: str, start: int) -> _Verdict:
+    rule = run.rules[i]
+    if not run.backed(i):
+        if run.compacted:
             return _SKIP
         how = "no matching command" if rule.commands is not None else "no matching tool"
         why = f"Says {rule.name}, but {how} ran before this reply."
         return UNBACKED, why, [], {"rule": rule.name, "preceding_error": None}
-    if ev.contradicted() and (
-        not rule.rule.strict_subject or unqualified_test_claim(sentence, start)
-    ):
+    if rule.rule.strict_subject and not unqualified_test_claim(sentence, start):
+        return _NONE  # only an unqualified claim can be contradicted
+    ev = run.outcome(i)
+    if ev.contradicted():
         return (
             CONTRADICTED,
             f"Says {rule.name} after {ev.last_failure_why} with no later successful run.",

@@ -21,12 +21,10 @@ from detectors.action_rules import DEFAULT_RULES, Rule
 
 Keywords = tuple[tuple[str, ...], ...]
 
-_UNFOLDABLE = ("\u0130", "\u0131", "\u017f")
-
 
 def folded(text: str) -> str | None:
     """``text`` lowercased for keyword tests, or None when lowercasing would not be exact."""
-    if any(char in text for char in _UNFOLDABLE):
+    if "\u0130" in text or "\u0131" in text or "\u017f" in text:
         return None
     return text.lower()
 
@@ -42,6 +40,32 @@ def may_match(keys: Keywords | None, low: str | None) -> bool:
         else:
             return False
     return True
+
+
+# What ``cut`` gives for keywords a text lacks: no text can match (``may_match`` is False).
+NEVER: Keywords = ((),)
+
+
+def words_of(keys: list[Keywords | None]) -> tuple[str, ...]:
+    """Every keyword of these tables, once."""
+    return tuple(sorted({key for table in keys if table for group in table for key in group}))
+
+
+def cut(keys: Keywords | None, found: frozenset[str]) -> Keywords | None:
+    """``keys`` cut down to the keywords ``found`` in a text (NEVER when a group has none).
+
+    For any text the found text holds (a part of it, or of what it was made from with nothing
+    added), ``may_match`` gives the same answer with the cut-down keywords, with fewer tests.
+    """
+    if keys is None:
+        return None
+    out = []
+    for group in keys:
+        kept = found.intersection(group)
+        if not kept:
+            return NEVER
+        out.append(tuple(kept))
+    return tuple(out)
 
 
 def search(
@@ -77,7 +101,8 @@ def _words(text: str) -> tuple[str, ...]:
 # Rule name -> keywords of its claim, commands, weak_commands and failure regexes.
 _BY_RULE: dict[str, dict[str, Keywords]] = {
     "tests pass": {
-        "claim": (_words("pass green succeed"),),
+        # The noun (or "all green"), then the verb.
+        "claim": (_words("test spec suite green"), _words("pass green succeed")),
         "commands": (
             # The runner (or the tool a `test` argument follows), then a runner or `test`.
             _words(
@@ -94,7 +119,7 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
         "failure": (_words("fail err exit compile"),),
     },
     "committed": {
-        "claim": (("commit",),),
+        "claim": (("commit",), _words("committed made created")),
         "commands": (("commit",),),
         "failure": (_words("commit fatal: error:"),),
     },
@@ -104,15 +129,18 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
         "failure": (_words("rejected push fatal: error: permission up-to-date"),),
     },
     "opened a pull request": {
-        "claim": (_words("pr pull merge mr"), _words("open creat submit rais filed put up")),
+        "claim": (
+            _words("pr pull merge mr"),
+            _words("opened created submitted raised filed put up"),
+        ),
         "commands": (_words("create pull"),),
     },
     "deployed": {
-        "claim": (("deploy",),),
+        "claim": (("deploy",), _words("deployed complete successful succeeded done live")),
         "commands": (_words("deploy kubectl helm terraform pulumi vercel wrangler docker heroku"),),
     },
     "emailed": {
-        "claim": (("mail",),),
+        "claim": (("mail",), _words("mailed sent delivered")),
         "commands": (_words("mail mutt swaks smtplib sendgrid postmark"),),
     },
     "edited the file": {
@@ -130,14 +158,64 @@ for _rule in DEFAULT_RULES:
         if isinstance(_regex, str):
             KEYS[_regex] = _keys
 
-# ``STATE_CLAIM``: every match holds one participle of ``STATE_VERBS`` (keep the two in step).
+# ``STATE_CLAIM``: every match holds one of these words of a form in ``STATE_VERBS`` (keep the
+# two in step): a participle, or the word that completes "cancellation ...", "refund ..." or
+# "booking ...".
 STATE_KEYS: Keywords = (
     _words(
-        "cancel refund updated changed modified edited booked reserved booking added removed "
-        "deleted sent emailed transferred created opened upgraded downgraded issued charged "
-        "paid closed assigned approved rejected declined scheduled submitted exchanged reset "
-        "blocked enabled disabled subscribed restored archived shipped"
+        "cancelled canceled cancellation cancelation refunded issued processed initiated "
+        "completed sent updated changed modified edited booked reserved confirmed added removed "
+        "deleted emailed transferred created opened upgraded downgraded charged paid closed "
+        "assigned approved rejected declined scheduled submitted exchanged reset blocked "
+        "enabled disabled subscribed restored archived shipped"
     ),
 )
 # ``_BACKGROUND`` in ``action_claims``: all three phrases hold the word.
 BACKGROUND_KEYS: Keywords = (("background",),)
+
+
+# --- which keywords a reply holds ----------------------------------------------------------------
+
+# The keywords of the default claims: ASCII letters, none inside "code" or "quote".
+CLAIM_WORDS: tuple[str, ...] = words_of([STATE_KEYS, *(KEYS[r.claim] for r in DEFAULT_RULES)])
+ANY = "\0"  # in ``keywords_in``'s answer: the text cannot be folded, any keyword may be in it
+_KNOWN: set[str] = set()  # tokens looked at so far
+_HIT_TOKENS: set[str] = set()  # those holding a keyword (or that cannot be folded)
+_HITS: dict[str, frozenset[str]] = {}  # token -> its keywords
+_NONE: frozenset[str] = frozenset()
+
+
+def keywords_in(text: str) -> frozenset[str]:
+    """The keywords of ``CLAIM_WORDS`` found in ``text`` folded with `*` and `_` dropped, found
+    token by token (a keyword holds no space, so any place it turns up in the text lies within
+    one whitespace-separated token). Tokens repeat, so each is only looked at once."""
+    tokens = text.split()
+    if not _KNOWN.issuperset(tokens):
+        _learn(tokens)
+    hits = _HIT_TOKENS.intersection(tokens)
+    if not hits:
+        return _NONE
+    if len(hits) == 1:
+        return _HITS[hits.pop()]
+    return _NONE.union(*[_HITS[token] for token in hits])
+
+
+def _learn(tokens: list[str]) -> None:
+    if len(_KNOWN) > 200_000:  # bounded: a night's vocabulary stays well under this
+        _KNOWN.clear()
+        _HIT_TOKENS.clear()
+        _HITS.clear()
+    for token in tokens:
+        if token in _KNOWN:
+            continue
+        _KNOWN.add(token)
+        low = folded(token)
+        if low is None:
+            found = frozenset((ANY,))
+        else:
+            if "*" in low or "_" in low:
+                low = low.replace("*", "").replace("_", "")
+            found = frozenset([word for word in CLAIM_WORDS if word in low])
+        if found:
+            _HIT_TOKENS.add(token)
+            _HITS[token] = found

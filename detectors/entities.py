@@ -31,7 +31,8 @@ class Entity:
 
 # Line-number prefixes of file views (`   157→`, `  12 | `, `cat -n`) and markup.
 _LINE_PREFIX = re.compile(r"^[ \t]*\d+(?:→|[ \t]*\|[ \t]?|\t)", re.MULTILINE)
-_MARKUP = re.compile(r"<\/?[A-Za-z][^<>\n]{0,200}>|[*`|]")
+# `<...>|[*`|]`, written to start with a character class (which the regex engine skips to).
+_MARKUP = re.compile(r"[<*`|](?:(?<=<)\/?[A-Za-z][^<>\n]{0,200}>|(?<=[*`|]))")
 
 
 def clean(text: str) -> str:
@@ -171,15 +172,86 @@ _NUM_WORD = re.compile(
 )
 
 
+# Fast scanning. Python's regex engine tries a pattern that starts with an assertion or an
+# optional group at every position; the triggers below start with a character class (which the
+# engine skips to) and hold at every position a match of their pattern may start at, so trying
+# the pattern only there finds exactly what `finditer` finds.
+_IDS_AT = re.compile(
+    r"[#0A-Z](?<!\w.)(?:(?<=[#A-Z])[A-Z0-9]{0,6}[-_ /]?\d|(?<=E)RR|(?<=S)KU|(?<=0)x)"
+)
+_IDS_CONTEXT_AT = re.compile(
+    r"[#\w](?<!\w.)(?:\w{0,6}[-_ /]?\d|(?<=e)rr|(?<=s)ku|(?<=0)x)", re.IGNORECASE
+)
+_DATES_AT = re.compile(
+    r"[QHFJMASONDfst12](?<!\w.)(?:(?<=Q)[1-4]|(?<=H)[12]|(?<=F)(?:Y|eb)|(?<=J)(?:an|u[nl])"
+    r"|(?<=M)a[ry]|(?<=A)(?:pr|ug)|(?<=S)ep|(?<=O)ct|(?<=N)ov|(?<=D)ec|(?<=f)(?:irst|ourth) "
+    r"|(?<=s)econd |(?<=t)hird |(?<=1)9\d\d-|(?<=2)0\d\d-)"
+)
+
+
+def _scan(pattern: re.Pattern[str], trigger: re.Pattern[str], text: str) -> list[re.Match[str]]:
+    """``pattern.finditer(text)``, trying ``pattern`` only where ``trigger`` matches."""
+    found: list[re.Match[str]] = []
+    pos = 0
+    search, match = trigger.search, pattern.match
+    while (t := search(text, pos)) is not None:
+        m = match(text, t.start())
+        if m is None:
+            pos = t.start() + 1
+        else:
+            found.append(m)
+            pos = m.end()
+    return found
+
+
+# The numeric patterns: an optional qualifier, then a core that starts at an anchor (a
+# currency sign or a number's first digit). The qualifier and the blanks after it hold no
+# anchor, so a match's core starts at the first anchor where the core matches; the qualifier,
+# if any, ends where the blanks before that anchor start.
+_QUAL_END = re.compile(_QUAL[3:-5] + r"\Z")  # `(?P<q>...)` alone, ending where searched
+_DIGIT_AT = re.compile(r"\d(?<![\w.]\d)")
+_PERCENT_AT = re.compile(r"\d(?<![\w.]\d)[\d,.]*\s*[%p]")
+_COUNT_AT = re.compile(r"\d(?<![\w.$€£#:/-]\d)[\d,.]*[kKM]?\s+[a-z]")
+_MONEY_AT = re.compile(r"[$€£UEG](?:(?<=[$€£])|(?<!\w.)(?:(?<=U)SD|(?<=E)UR|(?<=G)BP))")
+# What every date holds (a quarter, half, fiscal year or a year of 19xx/20xx).
+_DATE_HINT = re.compile(
+    r"[QHFq12](?:(?<=Q)[1-4]|(?<=H)[12]|(?<=F)Y|(?<=q)uarter|(?<=1)9\d\d|(?<=2)0\d\d)"
+)
+
+
+def _scan_numeric(
+    pattern: re.Pattern[str], anchor: re.Pattern[str], text: str
+) -> list[re.Match[str]]:
+    """``pattern.finditer(text)`` for a pattern of an optional ``_QUAL`` and a core."""
+    found: list[re.Match[str]] = []
+    pos = 0
+    search, match = anchor.search, pattern.match
+    while (a := search(text, pos)) is not None:
+        at = a.start()
+        m = match(text, at)
+        if m is None:
+            pos = at + 1
+            continue
+        end = at
+        while end > pos and text[end - 1].isspace():
+            end -= 1
+        q = _QUAL_END.search(text, max(pos, end - 13), end) if end > pos else None
+        if q is not None:
+            m = match(text, q.start()) or m
+        found.append(m)
+        pos = m.end()
+    return found
+
+
 _DIGIT = re.compile(r"\d")
 _ID_WORD = re.compile("ERR|SKU")
 _ID_WORD_CONTEXT = re.compile("ERR|SKU", re.IGNORECASE)
 # Each numeric pattern, with the strings one of which any match contains ("" = always try it).
 _NUMERIC = (
-    ("money", _MONEY, ("$", "€", "£", "USD", "EUR", "GBP")),
-    ("money", _MONEY_WORD, ("dollars", "USD", "usd", "euros", "EUR")),
-    ("percent", _PERCENT, ("%", "percent", "per cent", "pct")),
-    ("count", _COUNT, ("",)),
+    ("money", _MONEY, _MONEY_AT, ("$", "€", "£", "USD", "EUR", "GBP")),
+    ("money", _MONEY_WORD, _DIGIT_AT, ("dollars", "USD", "usd", "euros", "EUR")),
+    ("percent", _PERCENT, _PERCENT_AT, ("%", "percent", "per cent", "pct")),
+    ("count", _COUNT, _COUNT_AT, ("",)),
 )
 
 
@@ -247,7 +319,14 @@ def extract(text: str, *, context: bool = False, is_clean: bool = False) -> list
     ``context=True`` matches identifiers case-insensitively and also reads dates written as ISO
     dates; a reply's entities are read strictly (what the reply writes is what is checked).
     """
-    text = text if is_clean else clean(text)
+    if not is_clean:
+        # Cleaning only removes characters: what the checks below need is in the raw text too.
+        if (
+            _DIGIT.search(text) is None
+            and (_ID_WORD_CONTEXT if context else _ID_WORD).search(text) is None
+        ):
+            return []
+        text = clean(text)
     digits = _DIGIT.search(text) is not None  # every kind but ERR_... and SKU-... needs one
     if not digits and not (_ID_WORD_CONTEXT if context else _ID_WORD).search(text):
         return []
@@ -258,22 +337,23 @@ def extract(text: str, *, context: bool = False, is_clean: bool = False) -> list
         start, end = m.span()
         return all(end <= a or start >= b for a, b in taken)
 
-    for m in (_IDS_CONTEXT if context else _IDS).finditer(text):
+    ids = _scan(_IDS_CONTEXT, _IDS_CONTEXT_AT, text) if context else _scan(_IDS, _IDS_AT, text)
+    for m in ids:
         entity = _id_entity(m)
         if entity is not None:
             found.append((m.start(), entity))
             taken.append(m.span())
     if not digits:
         return [e for _, e in found]
-    for m in _DATES.finditer(text):
+    for m in _scan(_DATES, _DATES_AT, text) if _DATE_HINT.search(text) else ():
         entity = _date_entity(m) if free(m) and (context or not m.group("iy")) else None
         if entity is not None:
             found.append((m.start(), entity))
             taken.append(m.span())
-    for kind, pattern, needles in _NUMERIC:
+    for kind, pattern, anchor, needles in _NUMERIC:
         if not any(needle in text for needle in needles):
             continue
-        for m in pattern.finditer(text):
+        for m in _scan_numeric(pattern, anchor, text):
             if not free(m):
                 continue
             if kind == "count" and (m.group("noun") in _NOT_NOUN or _is_year(m.group("num"))):
@@ -291,10 +371,32 @@ def _is_year(num: str) -> bool:
     return len(num) == 4 and num.isdigit() and 1900 <= int(num) <= 2100
 
 
+def _value(num: str, suf: str) -> float:
+    """``_number(num, suf)[0]`` (``suf`` may be empty), quicker."""
+    value = float(num.replace(",", "") if "," in num else num)
+    return value * _SCALES.get(suf.strip().lower(), 1.0) if suf else value
+
+
 def context_numbers(text: str, *, is_clean: bool = False) -> list[float]:
     """Every number in context text (digits, k/M suffixes, number words): the fallback pool."""
     text = text if is_clean else clean(text)
-    values = [_number(m.group("num"), m.group("suf"))[0] for m in _ANY_NUM.finditer(text)]
+    return context_digit_numbers(text, is_clean=True) + context_word_numbers(text, is_clean=True)
+
+
+# Number words stand for 0 to 109 (`hundred-nine`) only.
+WORD_RANGE = (0.0, 109.0)
+
+
+def context_digit_numbers(text: str, *, is_clean: bool = False) -> list[float]:
+    """The numbers of ``context_numbers`` written in digits."""
+    text = text if is_clean else clean(text)
+    return [_value(num, suf) for num, suf in _ANY_NUM.findall(text)]
+
+
+def context_word_numbers(text: str, *, is_clean: bool = False) -> list[float]:
+    """The numbers of ``context_numbers`` written as words (all within ``WORD_RANGE``)."""
+    text = text if is_clean else clean(text)
+    values: list[float] = []
     for m in _NUM_WORD.finditer(text):
         value = _WORD_NUM[m.group(1).lower()]
         if m.group(2):
@@ -313,10 +415,12 @@ _COUNTED = re.compile(rf"(?P<num>{_NUM_AT})(?P<suf>[kKM]\b)?\s+[A-Za-z]")
 def context_counts(text: str, *, is_clean: bool = False) -> list[float]:
     """Numbers followed by any word in context (`106 passed`, `14 doctests`): the count pool."""
     text = text if is_clean else clean(text)
-    return [_number(m.group("num"), m.group("suf"))[0] for m in _COUNTED.finditer(text)]
+    return [_value(num, suf) for num, suf in _COUNTED.findall(text)]
 
 
-_PREFIX_NUM = re.compile(r"^[ \t]*(\d+)(?:→|[ \t]*\|)(.*)$", re.MULTILINE)
+# A row `^[ \t]*(\d+)(?:→|[ \t]*\|)(.*)$`; the second group holds the first non-blank of its
+# rest, if any (whether `rest.strip()` is not empty).
+_PREFIX_NUM = re.compile(r"^[ \t]*(\d+)(?:→|[ \t]*\|)[^\S\n]*(\S?)", re.MULTILINE)
 
 
 def viewed_lines(text: str) -> list[float]:
@@ -324,8 +428,76 @@ def viewed_lines(text: str) -> list[float]:
     may state them as the file's length."""
     if "→" not in text and "|" not in text:
         return []
-    rows = [(int(n), rest.strip()) for n, rest in _PREFIX_NUM.findall(text)]
+    rows = [(int(n), rest) for n, rest in _PREFIX_NUM.findall(text)]
     if len(rows) < 3:
         return []
     filled = [n for n, rest in rows if rest]
     return [float(max(n for n, _ in rows))] + ([float(max(filled))] if filled else [])
+
+
+# Line-local reading. `clean` is line-local (a line-number prefix and a tag never cross a line
+# end), identifiers never span lines and a number's or count's match cannot start inside one
+# that began on an earlier line (what it could run into holds no digits), so what is read below
+# from one line is exactly what reading the whole text finds there. Matches whose outcome could
+# depend on what follows the line are left out: these readings only ever add support.
+
+
+def _line(text: str, start: int) -> tuple[str, bool]:
+    """The cleaned line of ``text`` starting at ``start``, and whether it is the last line."""
+    end = text.find("\n", start)
+    if end < 0:
+        return clean(text[start:]), True
+    return clean(text[start:end]), False
+
+
+_CLEANED = re.compile("[→|\t<*`]")  # what `clean` needs to change a line
+
+
+def line_numbers(
+    text: str, start: int, at: int, *, counts: bool
+) -> tuple[list[float], list[float]]:
+    """Numbers of ``context_counts`` (when ``counts``) and of ``context_numbers`` (digits only)
+    on the line starting at ``start`` (near ``at`` on a long line `clean` leaves as it is): each
+    is one the whole text's reading holds too."""
+    end = text.find("\n", start)
+    end = len(text) if end < 0 else end
+    if end - start > 400 and _CLEANED.search(text, start, end) is None:
+        # Between blanks: a match cannot run into the window (what it could run into after a
+        # blank holds no digits) and only a number just before its end may read on past it.
+        lo = text.rfind(" ", start, max(start, at - 60)) + 1 or start
+        hi = text.find(" ", min(end, at + 80), end)
+        line, last = text[lo : end if hi < 0 else hi], end == len(text) and hi < 0
+    else:
+        line, last = _line(text, start)
+    counted = [_value(num, suf) for num, suf in _COUNTED.findall(line)] if counts else []
+    bare = [
+        _value(m.group("num"), m.group("suf") or "")
+        for m in _ANY_NUM.finditer(line)
+        if last or m.end() < len(line) or m.group("suf")  # a suffix may follow on the next line
+    ]
+    return counted, bare
+
+
+def line_scopes(text: str, start: int) -> set[str]:
+    """Scope keys of dates on the line starting at ``start``, when the line's reading cannot
+    depend on its neighbours (else none): each is one ``extract(context=True)`` finds too."""
+    if start > 0:  # a date may run on from the line before: only when that ends in one's part
+        before = text.rfind("\n", 0, start - 1) + 1
+        tail = clean(text[before : start - 1]).rstrip()
+        if not tail or tail[-1].isalnum() or tail[-1] in ".,":
+            return set()
+    line, last = _line(text, start)
+    if _DIGIT.search(line) is None:
+        return set()
+    ids = [m.span() for m in _scan(_IDS_CONTEXT, _IDS_CONTEXT_AT, line) if _id_entity(m)]
+    scopes: set[str] = set()
+    for m in _scan(_DATES, _DATES_AT, line):
+        if not last and not line[m.end() :].strip():
+            continue  # the date could run on into the next line
+        start_, end_ = m.span()
+        if any(not (end_ <= a or start_ >= b) for a, b in ids):
+            continue
+        entity = _date_entity(m)
+        if entity is not None:
+            scopes.update(scope_keys(entity.norm))
+    return scopes

@@ -18,6 +18,7 @@ import bisect
 import json
 import re
 from collections import defaultdict
+from collections.abc import Iterator
 from functools import cached_property
 from typing import Any
 
@@ -25,12 +26,16 @@ from pydantic import Field
 
 from detectors.entities import (
     KINDS,
+    WORD_RANGE,
     Entity,
     clean,
     context_counts,
-    context_numbers,
+    context_digit_numbers,
+    context_word_numbers,
     digit_runs,
     extract,
+    line_numbers,
+    line_scopes,
     scope_keys,
     viewed_lines,
 )
@@ -39,7 +44,10 @@ from detectors.registry import DetectorParams, detector
 from sessions.models import Event, EventKind, Session
 
 KIND = "faithfulness_violation"
+_PREFIX_NUM = re.compile(r"[ \t]*\d+(?:→|[ \t]*\|)")
 _EPS = 1e-9
+# What every money entity holds (see `entities._NUMERIC`).
+_MONEY_SIGNS = ("$", "€", "£", "USD", "EUR", "GBP", "dollars", "usd", "euros")
 
 
 class FaithfulnessParams(DetectorParams):
@@ -111,12 +119,20 @@ class _Event:
         return {k for e in self.entities if e.kind == "date" for k in scope_keys(e.norm)}
 
     @cached_property
+    def viewed(self) -> list[float]:
+        return viewed_lines(self.text)
+
+    @cached_property
     def counts(self) -> list[float]:
-        return context_counts(self.clean, is_clean=True) + viewed_lines(self.text)
+        return context_counts(self.clean, is_clean=True) + self.viewed
 
     @cached_property
     def bare(self) -> list[float]:
-        return context_numbers(self.clean, is_clean=True)
+        return context_digit_numbers(self.clean, is_clean=True)
+
+    @cached_property
+    def words(self) -> list[float]:
+        return context_word_numbers(self.clean, is_clean=True)
 
     @cached_property
     def digits(self) -> set[str]:
@@ -142,6 +158,12 @@ def _between(values: list[float], low: float, high: float) -> bool:
     return any(low - _EPS <= v <= high + _EPS for v in values)
 
 
+def _wants_words(e: Entity, low: float, high: float) -> bool:
+    """Whether a number word (0 to 109) may fall in the range ``e`` is checked against."""
+    ranges = [(low, high)] + ([(low / 100, high / 100)] if e.kind == "percent" else [])
+    return any(a - _EPS <= WORD_RANGE[1] and b + _EPS >= WORD_RANGE[0] for a, b in ranges)
+
+
 class _Context:
     """The context so far, read lazily: an entity is first looked for in the events holding it
     as written (newest first); only when that fails are all events read into the pools the full
@@ -150,28 +172,65 @@ class _Context:
     def __init__(self, params: FaithfulnessParams) -> None:
         self.params = params
         self.events: list[_Event] = []
-        self.merged = dict.fromkeys(("entities", "counts", "bare", "digits"), 0)  # events read
+        facets = ("entities", "money", "counts", "bare", "words", "digits")
+        self.merged = dict.fromkeys(facets, 0)  # events read
         self.ids: set[str] = set()
         self.digits: set[str] = set()
         self.scopes: set[str] = set()
         self.kinds: dict[str, _Pool] = defaultdict(_Pool)
         self.totals: dict[str, set[float]] = defaultdict(set)
         self.bare = _Pool()
+        self.words = _Pool()
+        # The events' texts joined into a few blocks (each later one at most half the size of
+        # the one before, so joining costs little): (text, index of its first event, starts).
+        self._blocks: list[tuple[str, int, list[int]]] = []
+        self._joined = 0  # events in the blocks
 
     def add(self, text: str) -> None:
         if text.strip():
             self.events.append(_Event(text))
 
+    def _holding(self, written: re.Pattern[str]) -> Iterator[_Event]:
+        """The events ``written`` matches in, newest first (searched in the joined blocks)."""
+        if self._joined < len(self.events):
+            first = self._joined
+            while self._blocks and len(self._blocks[-1][0]) <= 2 * sum(
+                len(event.text) + 1 for event in self.events[first:]
+            ):
+                first = self._blocks.pop()[1]
+            texts = [event.text for event in self.events[first:]]
+            starts, at = [], 0
+            for text in texts:
+                starts.append(at)
+                at += len(text) + 1
+            self._blocks.append(("\0".join(texts), first, starts))
+            self._joined = len(self.events)
+        for joined, first, starts in reversed(self._blocks):
+            found: list[_Event] = []
+            pos = 0
+            while (m := written.search(joined, pos)) is not None:
+                i = bisect.bisect_right(starts, m.start()) - 1
+                found.append(self.events[first + i])
+                if i + 1 == len(starts):
+                    break
+                pos = starts[i + 1]
+            yield from reversed(found)
+
     def _merge(self, facet: str) -> None:
         """Add what ``facet`` reads from the events not yet read to the pools."""
-        kinds = {"entities": ("money", "percent"), "counts": ("count",)}.get(facet, ())
+        kinds = {"entities": ("percent",), "money": ("money",), "counts": ("count",)}.get(facet, ())
         for event in self.events[self.merged[facet] :]:
+            if facet == "money" and not any(sign in event.text for sign in _MONEY_SIGNS):
+                continue  # no money entity without one (cleaning only removes characters)
             if facet == "entities":
                 self.ids |= event.ids
                 self.scopes |= event.scopes
             elif facet == "bare":
                 for value in event.bare:
                     self.bare.add(value)
+            elif facet == "words":
+                for value in event.words:
+                    self.words.add(value)
             elif facet == "digits":
                 self.digits |= event.digits
             for kind in kinds:
@@ -199,10 +258,59 @@ class _Context:
             # Events holding it as written (a number not inside a longer one), newest first.
             tail = "" if word else rf"(?!\d)(?<!\d{re.escape(key)})"
             written = re.compile(re.escape(key) + tail, re.IGNORECASE if word else 0)
-            for event in reversed(self.events):
-                if written.search(event.text) and self._quick(event, e):
-                    return True
+            # First only the lines holding it (cheap, and enough for most entities) ...
+            if not word and any(self._lines(event, e, written) for event in self._holding(written)):
+                return True
+            # ... a count as the sum of the newest events' counts (a stated test total) ...
+            if e.kind == "count" and e.value is not None and self._recent_sum(e.value):
+                return True
+            # ... then the whole of those events (a number's full check reads all events).
+            if e.value is None:
+                for event in self._holding(written):
+                    if self._quick(event, e):
+                        return True
         return self._full(e)
+
+    def _recent_sum(self, value: float) -> bool:
+        """Whether ``value`` is the total of one of the newest events' counts or the sum of two
+        of their counts (a subset of what ``_full`` checks)."""
+        pool = _Pool()
+        for event in self.events[-4:]:
+            if event.total("count") == round(value, 6):
+                return True
+            for count in event.counts:
+                pool.add(count)
+        return pool.pair_sum(value)
+
+    def _lines(self, event: _Event, e: Entity, written: re.Pattern[str]) -> bool:
+        """Whether the lines of ``event`` holding ``e`` as written support it (a subset of
+        what ``_quick`` checks, read from those lines alone)."""
+        text = event.text
+        if e.value is None and e.kind != "date":
+            return len(e.digits) >= 3  # the key is the digit run: `event.digits` holds it
+        low, high = self._range(e) if e.value is not None else (0.0, 0.0)
+        pos, seen = 0, 0
+        while seen < 8:
+            m = written.search(text, pos)
+            if m is None:
+                return False
+            start = text.rfind("\n", 0, m.start()) + 1
+            if e.kind == "date":
+                if e.norm in line_scopes(text, start):
+                    return True
+            else:
+                counted, bare = line_numbers(text, start, m.start(), counts=e.kind == "count")
+                if e.kind == "count" and _PREFIX_NUM.match(text, start):
+                    counted = counted + event.viewed  # the key is a file view's line number
+                if _between(counted, low, high) or _between(bare, low, high):
+                    return True
+                if e.kind == "percent" and _between(bare, low / 100, high / 100):
+                    return True
+            end = text.find("\n", m.end())
+            if end < 0:
+                return False
+            pos, seen = end + 1, seen + 1
+        return False
 
     def _quick(self, event: _Event, e: Entity) -> bool:
         """Whether this one event supports ``e`` (a subset of what ``_full`` checks)."""
@@ -218,10 +326,12 @@ class _Context:
             return True
         if e.qualifier == "lt" and values and min(values) <= e.value:
             return True
-        bare = event.bare
-        return _between(bare, low, high) or (
-            e.kind == "percent" and _between(bare, low / 100, high / 100)
-        )
+        for bare in (event.bare, event.words if _wants_words(e, low, high) else []):
+            if _between(bare, low, high) or (
+                e.kind == "percent" and _between(bare, low / 100, high / 100)
+            ):
+                return True
+        return False
 
     def _full(self, e: Entity) -> bool:
         """The check against every event, reading (and pooling) only what it needs, cheap first."""
@@ -232,7 +342,7 @@ class _Context:
         if e.value is None:
             self._merge("entities")
             return e.norm in (self.scopes if e.kind == "date" else self.ids)
-        self._merge("counts" if e.kind == "count" else "entities")
+        self._merge({"count": "counts", "money": "money"}.get(e.kind, "entities"))
         pool, value = self.kinds[e.kind], e.value
         low, high = self._range(e)
         if pool.any_between(low, high):
@@ -246,7 +356,14 @@ class _Context:
         self._merge("bare")
         if e.kind == "percent" and self.bare.any_between(low / 100, high / 100):
             return True  # 12% from a `"rate": 0.12` field
-        return self.bare.any_between(low, high)
+        if self.bare.any_between(low, high):
+            return True
+        if not _wants_words(e, low, high):
+            return False  # no number word stands for it
+        self._merge("words")
+        if e.kind == "percent" and self.words.any_between(low / 100, high / 100):
+            return True
+        return self.words.any_between(low, high)
 
     def excerpt_for(self, entities: list[Entity]) -> str:
         """About 300 characters of the context event sharing most entities with the reply."""

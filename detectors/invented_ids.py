@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import Field, field_validator
 
@@ -55,24 +55,81 @@ class InventedIdParams(DetectorParams):
         return value
 
 
-# (name, pattern, precheck): the precheck is a fast search that every match of the pattern
-# implies (it starts with a literal), so a tool input it misses needs no run of the pattern.
-_Compiled = list[tuple[str, re.Pattern[str], re.Pattern[str] | None]]
+class _Check(NamedTuple):
+    """One id pattern, and what lets most tool inputs skip it.
+
+    ``precheck`` is a fast search that matches wherever (and only where) a match of ``pattern``
+    holds its ``char`` literal followed by the rest of its id body, at most ``reach`` characters
+    after the match's start: a text it misses needs no run of the pattern, and a text it hits
+    needs the pattern tried only just before each hit. A custom pattern has none of these.
+    """
+
+    name: str
+    pattern: re.Pattern[str]
+    precheck: re.Pattern[str] | None = None
+    char: str | None = None
+    reach: int = 0
 
 
-def _compile(params: InventedIdParams) -> _Compiled:
-    compiled: _Compiled = []
+_CACHE: dict[tuple[Any, ...], list[_Check]] = {}
+
+
+def _compile(params: InventedIdParams) -> list[_Check]:
+    key = (
+        tuple(params.prefixes),
+        params.min_body,
+        params.uuids,
+        tuple(params.patterns.items()),
+    )
+    compiled = _CACHE.get(key)
+    if compiled is None:
+        if len(_CACHE) >= 64:  # configs are few; never let a caller grow this without bound
+            _CACHE.clear()
+        compiled = _CACHE[key] = _compile_uncached(params)
+    return compiled
+
+
+def _compile_uncached(params: InventedIdParams) -> list[_Check]:
+    compiled: list[_Check] = []
     if params.prefixes:
-        prefixes = "|".join(re.escape(p.rstrip("_")) for p in sorted(params.prefixes))
+        stripped = [p.rstrip("_") for p in sorted(params.prefixes)]
+        prefixes = "|".join(re.escape(p) for p in stripped)
         # The body must hold a digit or a capital: random ids do, `in_progress`-style code
         # identifiers do not.
         body = rf"(?=[A-Za-z0-9]*[0-9A-Z])[A-Za-z0-9]{{{params.min_body},}}"
         pattern = re.compile(rf"\b(?:{prefixes})_{body}\b")
-        compiled.append(("prefixed", pattern, re.compile(f"_{body}")))
+        # `_` and a run of `min_body` or more alphanumerics whose first non-lowercase character
+        # is a digit or a capital: `body` said faster (no backtracking through the run).
+        precheck = re.compile(rf"_(?=[A-Za-z0-9]{{{params.min_body}}})[a-z]*+[0-9A-Z]")
+        compiled.append(_Check("prefixed", pattern, precheck, "_", max(map(len, stripped))))
     if params.uuids:
-        compiled.append(("uuid", re.compile(UUID), _UUID_MIDDLE))
-    compiled += [(name, re.compile(regex), None) for name, regex in params.patterns.items()]
+        compiled.append(_Check("uuid", re.compile(UUID), _UUID_MIDDLE, "-", 8))
+    compiled += [_Check(name, re.compile(regex)) for name, regex in params.patterns.items()]
     return compiled
+
+
+def _finditer(check: _Check, text: str) -> Iterator[re.Match[str]]:
+    """``check.pattern.finditer(text)``, with the pattern tried only near precheck hits.
+
+    The first match from ``pos`` starts at most ``reach`` before the first hit from ``pos`` (its
+    own hit is no earlier), so trying each start up to that hit finds it, or shows that none
+    starts before the hit's next character. A pattern's ``\\b`` sees the text before ``pos``.
+    """
+    precheck = check.precheck
+    if precheck is None:
+        yield from check.pattern.finditer(text)
+        return
+    match = check.pattern.match
+    pos = 0
+    while (hit := precheck.search(text, pos)) is not None:
+        start = hit.start()
+        for begin in range(max(pos, start - check.reach), start + 1):
+            if (found := match(text, begin)) is not None:
+                yield found
+                pos = found.end()
+                break
+        else:
+            pos = start + 1
 
 
 def _pattern_label(name: str, ident: str) -> str:
@@ -94,6 +151,24 @@ def _strings(value: Any) -> Iterator[str]:
         yield str(value)
 
 
+def _collect(value: Any, out: list[str]) -> list[str]:
+    """``list(_strings(value))``, built without a generator per nested value."""
+    if isinstance(value, str):
+        out.append(value)
+    elif isinstance(value, dict):
+        for item in value.values():
+            if isinstance(item, str):  # the common case, inline
+                out.append(item)
+            elif item is not None and item is not True and item is not False:
+                _collect(item, out)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _collect(item, out)
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        out.append(str(value))
+    return out
+
+
 class _Seen:
     """What the agent has read so far, lowercased lazily (see the module docstring)."""
 
@@ -113,6 +188,10 @@ class _Seen:
             return True
         if "\0" in key:  # could straddle two joined texts: look text by text
             hit = any(key in text.lower() for text in self.texts)
+        elif ident.isascii() and any(ident in text for text in self.texts):
+            # An ASCII id read as written is read lowercased too (`lower` maps ASCII one to
+            # one): found without lowercasing what was read, which only misses need.
+            hit = True
         else:
             if self.blocked < len(self.texts):
                 self.blocks.append("\0".join(t.lower() for t in self.texts[self.blocked :]))
@@ -134,20 +213,30 @@ def invented_id(session: Session, params: InventedIdParams) -> list[Signal]:
     spawns = set((session.meta.get("subagent_calls") or {}).values())
     decided: set[str] = set()  # each id is flagged (or cleared) once per session
     signals: list[Signal] = []
+    texts = seen.texts
+    tool_result, tool_call = EventKind.TOOL_RESULT, EventKind.TOOL_CALL
+    messages = (EventKind.SYSTEM, EventKind.USER)
     for event in session.events:
-        if event.kind in (EventKind.SYSTEM, EventKind.USER):
-            seen.add(event.text)
+        kind = event.kind
+        if kind is tool_result:
+            if event.output:  # `seen.add`, inline
+                texts.append(event.output)
             continue
-        if event.kind is EventKind.TOOL_RESULT:
-            seen.add(event.output)
+        if kind in messages:
+            if event.text:
+                texts.append(event.text)
             continue
-        if event.kind is not EventKind.TOOL_CALL:
+        if kind is not tool_call:
             continue
-        for text in _strings(event.input):
-            for name, pattern, precheck in patterns:
-                if precheck is not None and precheck.search(text) is None:
+        value = event.input
+        for text in [value] if isinstance(value, str) else _collect(value, []):
+            for check in patterns:
+                if check.char is not None and check.char not in text:
                     continue
-                for found in pattern.finditer(text):
+                if check.precheck is not None and check.precheck.search(text) is None:
+                    continue
+                name = check.name
+                for found in _finditer(check, text):
                     ident = found.group(0)
                     key = ident.lower()
                     if key in decided or ident in seen:

@@ -22,7 +22,7 @@ from pydantic import Field, field_validator
 
 from detectors.models import Severity, Signal
 from detectors.registry import DetectorParams, detector
-from detectors.unknown_tool import _REJECTION
+from detectors.unknown_tool import _REJECTION, fold_case, may_reject
 from sessions.models import Event, EventKind, Session
 
 _I = re.IGNORECASE | re.MULTILINE
@@ -60,6 +60,37 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         re.compile(r"^\s*error:\s*(?P<what>[\w ]{1,40}?)\s+(?:not found|does not exist)", _I),
     ),
 ]
+# Literals that every match of the pattern at the same index of `_PATTERNS` contains, in
+# `fold_case`d form: a text whose fold lacks one of them (any one, for a tuple) cannot match, so
+# the (costly, case-insensitive) pattern is not run on it.
+_NEEDS: list[tuple[str, ...]] = [
+    ("file does not exist",),
+    ("command not found: ",),
+    (": command not found",),
+    (": not found",),
+    ("no module named",),
+    ("cannot find module '",),
+    ("did not match any file",),
+    ("': unknown revision",),
+    ("bad revision", "invalid reference"),
+    ("enoent: no such file or directory, ",),
+    ("no such file or directory: '",),
+    ("cannot ",),
+    (": no such file",),
+    ("no such ",),
+    ("resource_missing",),
+    ("404",),
+    ("not found",),
+    ("not found", "does not exist"),
+]
+_CHECKS = [(c, p, n) for (c, p), n in zip(_PATTERNS, _NEEDS, strict=True)]
+_EXCLUDE_NEEDS = (
+    "string to replace not found",
+    "did not appear verbatim",
+    "sibling tool call errored",
+    "doesn't want to proceed",
+    "exceeds maximum allowed",
+)
 # Results that say "not found" but are not a missing target.
 _EXCLUDE = re.compile(
     r"string to replace not found|did not appear verbatim|sibling tool call errored|"
@@ -78,9 +109,13 @@ _PROBE_COMMANDS = frozenset(
     {"ls", "test", "[", "[[", "stat", "which", "command", "type", "find", "file", "whereis",
      "realpath", "readlink", "hash", "fd", "locate"}
 )  # fmt: skip
+_ASIDES = ("cd", "echo", "true", "pushd")  # steps that neither probe nor use a target
 _PROBE_TOOL = re.compile(r"glob|grep|search|find|^ls$|list|exists?|lookup", re.IGNORECASE)
 _NOTHING = re.compile(r"\A\s*(?:no files found|no matches found|no results?(?: found)?)?\s*\Z", _I)
 _SHELL_SPLIT = re.compile(r"&&|\|\||[;|\n]")
+# Without quotes or escapes, `shlex.split` (posix, no comments) splits on these and nothing else.
+_SHLEX_SPECIAL = re.compile(r"[\\'\"]")
+_SHLEX_SPACE = re.compile(r"[ \t\r\n]+")
 # Masks that turn one error message into the template all its occurrences share: the variable
 # parts (paths, quoted strings, ids, hex, numbers) become placeholders, so "payment method
 # certificate_1 not found" and "... credit_card_2 not found" group as one failure mode.
@@ -166,10 +201,14 @@ def _field(call: Event, keys: tuple[str, ...]) -> str | None:
 
 
 def _head_word(segment: str) -> str:
-    try:
-        words = shlex.split(segment, posix=True)
-    except ValueError:
-        words = segment.split()
+    if _SHLEX_SPECIAL.search(segment) is None:  # shlex would only split on its whitespace
+        stripped = segment.strip(" \t\r\n")
+        words = _SHLEX_SPACE.split(stripped) if stripped else []
+    else:
+        try:
+            words = shlex.split(segment, posix=True)
+        except ValueError:
+            words = segment.split()
     while words and ("=" in words[0] or words[0] in ("sudo", "env", "time", "!")):
         words = words[1:]
     return words[0].rsplit("/", 1)[-1] if words else ""
@@ -181,13 +220,21 @@ def _is_probe(call: Event, target: str | None, extra: frozenset[str]) -> bool:
     if command is None:
         return bool(call.name and _PROBE_TOOL.search(call.name))
     segments = [s for s in _SHELL_SPLIT.split(command) if s.strip()]
+    if not target:  # the first step that is not a `cd`-like aside (else the first step) decides
+        first = None
+        for segment in segments:  # heads are parsed only up to the deciding step
+            head = _head_word(segment)
+            if head not in _ASIDES:
+                return head in _PROBE_COMMANDS or head in extra
+            first = head if first is None else first
+        return first is not None and (first in _PROBE_COMMANDS or first in extra)
     heads = [(s, _head_word(s)) for s in segments]
-    heads = [(s, h) for s, h in heads if h not in ("cd", "echo", "true", "pushd")] or heads
+    heads = [(s, h) for s, h in heads if h not in _ASIDES] or heads
     probes = _PROBE_COMMANDS | extra
-    if target:  # the segment that names the missing target decides
-        for segment, head in heads:
-            if target in segment or target.rsplit("/", 1)[-1] in segment:
-                return head in probes
+    # the segment that names the missing target decides
+    for segment, head in heads:
+        if target in segment or target.rsplit("/", 1)[-1] in segment:
+            return head in probes
     return bool(heads) and heads[0][1] in probes
 
 
@@ -196,7 +243,13 @@ def _match(output: str, extra: list[re.Pattern[str]]) -> tuple[str, re.Match[str
     for pattern in extra:
         if found := pattern.search(text):
             return "custom", found
-    for category, pattern in _PATTERNS:
+    folded = fold_case(text)
+    for category, pattern, needs in _CHECKS:
+        for need in needs:
+            if need in folded:
+                break
+        else:
+            continue  # the pattern cannot match: see `_NEEDS`
         if found := pattern.search(text):
             return category, found
     return None
@@ -257,9 +310,13 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
             continue
         # A configured pattern says itself that its text is an error.
         unflagged = not result.is_error and not _ERROR_HEAD.match(output)
-        if unflagged and not any(p.search(output[:4000]) for p in extra):
+        if unflagged and (not extra or not any(p.search(output[:4000]) for p in extra)):
             continue
-        if _EXCLUDE.search(output[:600]) or _REJECTION.search(output[:600]):
+        head = output[:600]
+        folded = fold_case(head)
+        if any(need in folded for need in _EXCLUDE_NEEDS) and _EXCLUDE.search(head):
+            continue
+        if may_reject(folded) and _REJECTION.search(head):
             continue
         hit = _match(output, extra)
         if hit is None:

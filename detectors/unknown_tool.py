@@ -16,7 +16,7 @@ from pydantic import Field
 
 from detectors.models import Severity, Signal
 from detectors.registry import DetectorParams, detector
-from sessions.models import EventKind, Session
+from sessions.models import Event, EventKind, Session
 
 # What harnesses answer when the model calls a tool they do not have (Claude Code, the Agents SDK,
 # LangChain, generic dispatchers). Anchored on "tool" so a missing *file* never matches.
@@ -25,6 +25,41 @@ _REJECTION = re.compile(
     r"tool \S+ does not exist|is not a valid tool|tool not found|no tool named",
     re.IGNORECASE,
 )
+
+
+# The non-ASCII characters that `re.IGNORECASE` matches to an ASCII letter (found by trying
+# every code point): mapped to that letter, `str.lower` then makes any case-insensitive match of
+# an ASCII literal a plain substring.
+_ASCII_FOLD = str.maketrans({"\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"})
+
+
+def fold_case(text: str) -> str:
+    """``text`` lowercased so that ASCII literals matched ignoring case are substrings of it."""
+    if not text.isascii() and any(c in text for c in "\u0130\u0131\u017f\u212a"):
+        text = text.translate(_ASCII_FOLD)
+    return text.lower()
+
+
+def may_reject(low: str) -> bool:
+    """Whether `fold_case`d text holds the literals of some `_REJECTION` alternative."""
+    return (
+        "no such tool" in low
+        or "unknown tool" in low
+        or "is not a valid tool" in low
+        or "no tool named" in low
+        or ("tool " in low and ("not found" in low or "does not exist" in low))
+    )
+
+
+def _rejects(result: Event) -> bool:
+    """Whether ``result`` is the harness answering that it has no such tool."""
+    return (
+        result.is_error
+        and may_reject(fold_case(result.output))
+        and bool(_REJECTION.search(result.output))
+    )
+
+
 _SPLIT = re.compile(r"[^a-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
 
 
@@ -62,15 +97,24 @@ def closest_tool(name: str, registered: frozenset[str], cutoff: float) -> str | 
 @detector("unknown_tool", version=1, params=UnknownToolParams)
 def unknown_tool(session: Session, params: UnknownToolParams) -> list[Signal]:
     registry = session.registered_tools
+    names = registry.names if registry is not None else frozenset()
     ignored = set(params.ignore)
     signals: list[Signal] = []
-    results = session.results_by_call()
+    # Without a single rejecting result, only unregistered calls need their result looked up.
+    rejections = any(_rejects(e) for e in session.events if e.kind is EventKind.TOOL_RESULT)
+    results: dict[str, Event] | None = None
     for call in session.events:
         if call.kind is not EventKind.TOOL_CALL or not call.name or call.name in ignored:
             continue
-        result = results.get(call.call_id) if call.call_id else None
-        rejected = result is not None and result.is_error and bool(_REJECTION.search(result.output))
-        unregistered = registry is not None and call.name not in registry
+        unregistered = registry is not None and call.name not in names and call.name not in registry
+        if not (rejections or unregistered):
+            continue
+        result = None
+        if call.call_id:
+            if results is None:
+                results = session.results_by_call()
+            result = results.get(call.call_id)
+        rejected = result is not None and _rejects(result)
         if not (rejected or unregistered):
             continue
         events = [call.index] + ([result.index] if result is not None else [])

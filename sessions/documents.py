@@ -1,6 +1,7 @@
 """From raw bytes to a parsed ``Document``: gzip, JSON or JSON Lines.
 
-Adapters never see bytes: they get the parsed JSON value and whether it came from JSON Lines.
+Adapters get the parsed JSON value and whether it came from JSON Lines; a JSON Lines document
+also keeps its raw lines, decoded on demand, so an adapter may skip lines without decoding them.
 A file that is neither is a ``MalformedSessionError`` whose message says where it broke.
 """
 
@@ -8,7 +9,7 @@ from __future__ import annotations
 
 import gzip
 import zlib
-from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any
 
 import orjson
@@ -18,14 +19,75 @@ from sessions.errors import MalformedSessionError
 GZIP_MAGIC = b"\x1f\x8b"
 
 
-@dataclass(slots=True)
-class Document:
-    """One parsed file. ``data`` is the JSON value, or for JSON Lines the list of line values."""
+_UNDECODED: Any = object()  # ``Document._data`` before a JSON Lines document is decoded
 
-    source: str
-    data: Any
-    jsonl: bool
-    size: int = 0
+
+class Document:
+    """One parsed file. ``data`` is the JSON value, or for JSON Lines the list of line values.
+
+    For JSON Lines read from bytes, ``lines`` keeps the raw lines (``body.split(b"\\n")``, blank
+    ones included) and ``data`` is decoded on first use, so an adapter that can tell from the
+    bytes that it will skip a line need not decode it (``decode_line`` decodes one line). A line
+    that is not JSON raises ``MalformedSessionError`` when it is decoded, with the message and
+    reason it would have had if every line had been decoded up front.
+    """
+
+    __slots__ = ("_data", "jsonl", "lines", "size", "source")
+
+    def __init__(
+        self,
+        source: str,
+        data: Any = None,
+        jsonl: bool = False,
+        size: int = 0,
+        *,
+        lines: list[bytes] | None = None,
+    ) -> None:
+        self.source = source
+        self.jsonl = jsonl
+        self.size = size
+        self.lines = lines
+        self._data = _UNDECODED if lines is not None else data
+
+    @property
+    def data(self) -> Any:
+        if self._data is _UNDECODED:
+            decode = self.decode_line
+            self._data = [
+                decode(index, stripped)
+                for index, line in enumerate(self.lines or ())
+                if (stripped := line.strip())
+            ]
+        return self._data
+
+    @data.setter
+    def data(self, value: Any) -> None:
+        self._data = value
+
+    def head(self) -> Iterator[Any]:
+        """The line values of a JSON Lines document in order, decoded only as far as asked."""
+        if self._data is _UNDECODED and self.lines is not None:
+            for index, line in enumerate(self.lines):
+                if line := line.strip():
+                    yield self.decode_line(index, line)
+        elif isinstance(self._data, list):
+            yield from self._data
+
+    def decode_line(self, index: int, line: bytes) -> Any:
+        """The value of ``lines[index]``, given stripped and non-blank as ``line``."""
+        try:
+            return orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raw_lines = self.lines or []
+            number = index + 1
+            last = number == len(raw_lines)
+            earlier = any(previous.strip() for previous in raw_lines[:index])
+            reason = "truncated" if last and earlier else "invalid_json"
+            what = "last line is cut off" if reason == "truncated" else f"line {number} is not JSON"
+            raise MalformedSessionError(f"{self.source}: {what} ({exc})", reason=reason) from exc
+
+    def __repr__(self) -> str:
+        return f"Document(source={self.source!r}, jsonl={self.jsonl!r}, size={self.size!r})"
 
 
 def decompress(source: str, raw: bytes) -> bytes:
@@ -58,17 +120,5 @@ def parse_bytes(source: str, raw: bytes) -> Document:
                 raise MalformedSessionError(
                     f"{source}: not valid JSON ({whole_error})", reason="invalid_json"
                 ) from whole_error
-    lines: list[Any] = []
-    raw_lines = stripped.split(b"\n")
-    for number, line in enumerate(raw_lines, start=1):
-        line = line.strip()
-        if not line:
-            continue
-        try:
-            lines.append(orjson.loads(line))
-        except orjson.JSONDecodeError as exc:
-            last = number == len(raw_lines)
-            reason = "truncated" if last and lines else "invalid_json"
-            what = "last line is cut off" if reason == "truncated" else f"line {number} is not JSON"
-            raise MalformedSessionError(f"{source}: {what} ({exc})", reason=reason) from exc
-    return Document(source, lines, jsonl=True, size=size)
+    # Lines are decoded lazily (see ``Document``); an invalid line raises when it is decoded.
+    return Document(source, jsonl=True, size=size, lines=stripped.split(b"\n"))

@@ -19,10 +19,13 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import PurePath
 from typing import Any
+
+import orjson
 
 from sessions.documents import Document
 from sessions.formats.common import json_text, parse_arguments, parse_time, text_of
@@ -55,6 +58,12 @@ _LINE_TYPES = frozenset(
 )
 _STREAM_TYPES = frozenset({"system", "assistant", "user", "result"})
 _SNIFF_LINES = 50
+_PROGRESS = b'"type":"progress"'
+_NO_STAMP: Any = object()
+_PLAIN = rb'"[^"\\{}\[\]]*"'
+_UUID_TAIL = re.compile(
+    rb',"uuid":"([^"\\{}\[\]]*)"(?:,' + _PLAIN + rb":(?:" + _PLAIN + rb"|true|false|null))*\}"
+)
 _SPAWN_TOOLS = frozenset({"Task", "Agent"})  # Task was renamed Agent in CLI 2.1.63
 _SYNTHETIC_MODEL = "<synthetic>"
 
@@ -69,9 +78,9 @@ _AGENT_ID_TEXT = re.compile(r"\bagentId: ([A-Za-z0-9_-]+)")
 
 
 def sniff(doc: Document) -> bool:
-    if not doc.jsonl or not isinstance(doc.data, list):
+    if not doc.jsonl or (doc.lines is None and not isinstance(doc.data, list)):
         return False
-    for line in doc.data[:_SNIFF_LINES]:
+    for line in islice(doc.head(), _SNIFF_LINES):
         if not isinstance(line, dict):
             continue
         if "messages" in line:  # OpenAI-chat JSONL: one conversation per line
@@ -117,43 +126,103 @@ class _Reader:
         self.main_lines = self.side_lines = self.odd_lines = 0
         self.agent_id: str | None = None
         self.result: dict[str, Any] | None = None
+        self.sid_key: bytes | None = None  # `,"sessionId":"<session_id>"` as the lines write it
+        self.stamp_value: Any = _NO_STAMP  # the timestamp value last parsed, and its time
+        self.stamp: datetime | None = None
+        self.ready = False  # identity complete: progress lines may be skipped undecoded
 
     def read(self) -> Session:
-        handlers = {
+        handlers: dict[str, Callable[[dict[str, Any]], None]] = {
             "user": self._user,
             "assistant": self._assistant,
             "system": self._system,
             "attachment": self._attachment,
             "progress": self._progress,
         }
-        for line in self.doc.data:
-            if not isinstance(line, dict):
-                self.odd_lines += 1
+        doc = self.doc
+        if doc.lines is None:
+            for line in doc.data:
+                self._line(line, handlers)
+            return self._session()
+        last = len(doc.lines) - 1
+        for index, raw in enumerate(doc.lines):
+            raw = raw.strip()
+            if not raw:
                 continue
-            uuid = line.get("uuid")
-            if isinstance(uuid, str):
-                if uuid in self.seen_uuids:  # a line written twice (resume, retry) counts once
-                    continue
-                self.seen_uuids.add(uuid)
-            self._identity(line)
-            kind = line.get("type")
-            handler = handlers.get(kind) if isinstance(kind, str) else None
-            if handler is not None:
-                handler(line)
-            elif kind == "result":  # stream-json: the run's outcome, read once all lines are in
-                self.result = line
+            at = raw.find(_PROGRESS)
+            if at > 0 and index != last and self._skip(raw, at):
+                continue
+            self._line(doc.decode_line(index, raw), handlers)
         return self._session()
+
+    def _line(self, line: Any, handlers: dict[str, Callable[[dict[str, Any]], None]]) -> None:
+        if not isinstance(line, dict):
+            self.odd_lines += 1
+            return
+        uuid = line.get("uuid")
+        if isinstance(uuid, str):
+            if uuid in self.seen_uuids:  # a line written twice (resume, retry) counts once
+                return
+            self.seen_uuids.add(uuid)
+        self._identity(line)
+        kind = line.get("type")
+        handler = handlers.get(kind) if isinstance(kind, str) else None
+        if handler is not None:
+            handler(line)
+        elif kind == "result":  # stream-json: the run's outcome, read once all lines are in
+            self.result = line
+
+    def _skip(self, raw: bytes, at: int) -> bool:
+        """Whether ``raw`` is a progress line that would change nothing, told from its bytes.
+
+        Most lines of a project file are ``progress`` lines; only ``agent_progress`` ones say
+        something (which call spawned which sub-agent). The others only count through their
+        ``uuid`` and identity, so once the identity is known they are skipped undecoded when
+        their bytes show a top-level ``"type":"progress"`` (at ``at``), the known ``sessionId``
+        and a plain top-level ``uuid``. Anything less clear-cut is decoded as usual (the last
+        line always is, so a cut-off file still fails as truncated).
+        """
+        # Top level: nothing before the key opens a nested value.
+        if not self.ready or raw[at - 1] not in (0x2C, 0x7B) or b"agent_progress" in raw:
+            return False
+        if raw.find(b"{", 1, at) >= 0 or raw.find(b"[", 1, at) >= 0:
+            return False
+        if self.sid_key is None or raw.find(self.sid_key, 0, at) < 0:
+            return False
+        key = raw.rfind(b',"uuid":"')
+        if key < 0:
+            return raw[-1] == 0x7D and b'"uuid"' not in raw
+        # Top level again: only plain members follow the uuid up to the final brace.
+        tail = _UUID_TAIL.fullmatch(raw, key)
+        if tail is None:
+            return False
+        try:
+            self.seen_uuids.add(tail[1].decode())
+        except UnicodeDecodeError:
+            return False
+        return True
 
     def _identity(self, line: dict[str, Any]) -> None:
         sid = line.get("sessionId") or line.get("session_id")
         if isinstance(sid, str) and sid:
-            self.session_id = self.session_id or sid
+            if self.session_id is None:
+                self.session_id = sid
+                self.sid_key = b',"sessionId":' + orjson.dumps(sid)
             self.session_ids.add(sid)
         version = line.get("version") or line.get("claude_code_version")
         if self.version is None and isinstance(version, str):
             self.version = version
         if self.started_at is None:
-            self.started_at = parse_time(line.get("timestamp"))
+            self.started_at = self._time(line)
+        ready = self.sid_key is not None and self.version is not None
+        self.ready = ready and self.started_at is not None
+
+    def _time(self, line: dict[str, Any]) -> datetime | None:
+        """``parse_time`` of the line's timestamp, parsed once for all events of the line."""
+        value = line.get("timestamp")
+        if value is not self.stamp_value:
+            self.stamp_value, self.stamp = value, parse_time(value)
+        return self.stamp
 
     def _context(self, line: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
         """The sub-agent a line belongs to, and the meta every event of the line carries."""
@@ -178,7 +247,7 @@ class _Reader:
         return Event(
             kind,
             subagent=subagent,
-            timestamp=parse_time(line.get("timestamp")),
+            timestamp=self._time(line),
             meta=meta,
             **fields,
         )
@@ -508,6 +577,6 @@ def _unique_calls(events: list[Event]) -> Iterator[Event]:
 
 @adapter(FORMAT, sniff=sniff, priority=10, link=link_subagents)
 def parse(doc: Document) -> Iterable[Session]:
-    if not isinstance(doc.data, list):
+    if doc.lines is None and not isinstance(doc.data, list):
         return []
     return [_Reader(doc).read()]

@@ -291,3 +291,109 @@ def test_tau_airline_claims_are_backed() -> None:
     ]
     # 69 state-change claims ("has been successfully cancelled") all follow their tool call.
     assert signals == []
+
+
+# Sentences each default claim regex matches: its keyword prefilter must let every one through
+# (a regex edited without its keywords in `action_keywords` fails here).
+_CLAIM_EXAMPLES = {
+    "tests pass": [
+        "All tests pass.",
+        "The test suite is now green.",
+        "Specs have all passed.",
+        "Everything is all green.",
+        "Tests succeeded.",
+        "The suite passes now.",
+        "**All tests pass**.",
+    ],
+    "committed": [
+        "I committed the fix.",
+        "Made a commit with the change.",
+        "Created two commits.",
+        "The commit was successfully created.",
+    ],
+    "pushed": ["I pushed the branch.", "Pushed to origin."],
+    "opened a pull request": [
+        "I opened a PR.",
+        "Created a new pull request.",
+        "Put up a draft MR.",
+        "The pull request is now up.",
+        "The merge request has been submitted.",
+    ],
+    "deployed": [
+        "The app was deployed.",
+        "Deployment is complete.",
+        "Deploy succeeded.",
+        "The deploy is live.",
+        "We've successfully deployed.",
+    ],
+    "emailed": [
+        "I emailed the team.",
+        "Sent three e-mails.",
+        "The email was delivered.",
+        "E-mails have been sent.",
+    ],
+    "edited the file": [
+        "I updated the config file.",
+        "I've changed the README.",
+        "I have modified your .env file.",
+        "We've edited the Dockerfile.",
+    ],
+}
+_STATE_EXAMPLES = [
+    "Your reservation has been cancelled.",
+    "The flight is canceled.",
+    "Cancellation is complete.",
+    "Cancelation confirmed.",
+    "Refund issued.",
+    "The refund has been processed.",
+    "I issued a full refund.",
+    "Refunds were sent.",
+    "Your booking is confirmed.",
+    "I have booked the flight.",
+    "I've added a bag.",
+    "Payment charged successfully.",
+    "Your flight is now rescheduled.",
+    "The account is now unblocked.",
+    "We have reset your password.",
+    "I've unsubscribed you.",
+    "Your order is shipped.",
+    "Paid.",
+]
+
+
+def _passes(keys, sentence: str) -> bool:
+    from detectors.action_keywords import NEVER, cut, folded, keywords_in, may_match
+
+    by_text = may_match(keys, folded(sentence))
+    by_tokens = cut(keys, keywords_in(sentence)) is not NEVER  # the per-reply prefilter
+    return by_text and by_tokens
+
+
+@pytest.mark.parametrize("rule", DEFAULT_RULES, ids=[r.name for r in DEFAULT_RULES])
+def test_claim_keywords_stay_in_step_with_claim_regexes(rule: Rule) -> None:
+    from detectors.action_keywords import KEYS
+
+    keys = KEYS[rule.claim]
+    compiled = CompiledRule.of(rule)
+    examples = _CLAIM_EXAMPLES[rule.name]
+    for sentence in examples:
+        assert compiled.claim.search(sentence), f"not a {rule.name!r} claim: {sentence!r}"
+        assert _passes(keys, sentence), f"keywords of {rule.name!r} reject {sentence!r}"
+
+
+def test_state_keywords_stay_in_step_with_state_claims() -> None:
+    from detectors.action_keywords import STATE_KEYS
+    from detectors.action_rules import STATE_CLAIM
+
+    for sentence in _STATE_EXAMPLES:
+        assert STATE_CLAIM.search(sentence), f"not a state-change claim: {sentence!r}"
+        assert _passes(STATE_KEYS, sentence), f"state keywords reject {sentence!r}"
+
+
+def test_claim_keywords_fit_the_reply_prefilter() -> None:
+    """The per-reply prefilter looks for keywords token by token in the raw reply."""
+    from detectors.action_keywords import CLAIM_WORDS
+
+    for word in CLAIM_WORDS:
+        assert word.isascii() and word.isalpha() and word == word.lower(), word
+        assert word not in "code" and word not in "quote", word  # the prose's stand-ins
