@@ -23,8 +23,18 @@ from alerts.redact import Redactor, env_secrets
 from alerts.routing import alerts_for_day, route
 from alerts.state import AlertState
 from findings.store import ResultsStore
+from sessions.errors import DeliveryError
 
 log = logging.getLogger(__name__)
+
+
+class AlertsNotDelivered(DeliveryError):
+    """Raised at the end of a run whose alerts could not all be delivered (they wait in the
+    outbox). It carries the run's manifest: everything else about the run succeeded."""
+
+    def __init__(self, message: str, manifest: dict[str, Any]) -> None:
+        super().__init__(message, retryable=True)
+        self.manifest = manifest
 
 
 @dataclass(slots=True)

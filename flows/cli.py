@@ -220,11 +220,16 @@ def _run(args: argparse.Namespace) -> int:
     build_channels(loaded)  # and so does a missing channel secret
     _start_prefect()
     began = time.monotonic()
+    from alerts.dispatch import AlertsNotDelivered
     from flows import progress
     from flows.nightly import nightly
 
     progress.install()
-    manifest = nightly(config=str(loaded.path), date=day.isoformat(), dry_run=args.dry_run)
+    try:
+        manifest = nightly(config=str(loaded.path), date=day.isoformat(), dry_run=args.dry_run)
+    except AlertsNotDelivered as exc:
+        manifest = exc.manifest
+        print(f"halluwatch: error: {exc}", file=sys.stderr)
     if args.json:
         print(orjson.dumps(manifest, option=orjson.OPT_INDENT_2).decode())
     else:

@@ -21,6 +21,7 @@ from prefect import flow, get_run_logger, task
 from prefect.cache_policies import NO_CACHE
 from prefect.futures import as_completed
 
+from alerts.dispatch import AlertsNotDelivered
 from findings.anomalies import anomaly_row
 from findings.batch import BatchPartial, run_batch
 from findings.evaluate import evaluate_day
@@ -190,7 +191,17 @@ def nightly(config: str, date: str = "yesterday", dry_run: bool = False) -> dict
     ``dry_run`` records what would be sent without sending it.
     """
     loaded = load_config(config)
-    return run_day(loaded, resolve_date(date, loaded.config.run.timezone), dry_run=dry_run)
+    manifest = run_day(loaded, resolve_date(date, loaded.config.run.timezone), dry_run=dry_run)
+    alerts = manifest.get("alerts") or {}
+    if alerts.get("failed"):
+        # The one reason a night fails: someone expected an alert and did not get it.
+        failed = alerts["deliveries"].get("failed", 0)
+        raise AlertsNotDelivered(
+            f"{failed} alert deliveries failed for {manifest['date']}; they wait in the outbox "
+            f"and are retried on the next run (see {alerts['record_key']})",
+            manifest,
+        )
+    return manifest
 
 
 @flow(name="backfill", flow_run_name="backfill-{start}-{end}", log_prints=False)

@@ -61,11 +61,16 @@ def test_a_channel_that_is_down_keeps_its_alerts_for_the_next_run(
     from flows.nightly import nightly
 
     monkeypatch.setenv("HW_TEST_HOOK_SECRET", SECRET)
+    from alerts.dispatch import AlertsNotDelivered
+
     with peer({"/hook": Reply(503, b"down")}) as down:
         config = _setup(tmp_path, down.base_url + "/hook")
-        failed = nightly(config=str(config), date="2026-11-28")
+        with pytest.raises(AlertsNotDelivered, match="wait in the outbox") as info:
+            nightly(config=str(config), date="2026-11-28")  # the flow run fails; the CLI exits 4
         port = down.server_address[1]
-    assert failed["alerts"]["failed"] is True  # the CLI exits 4
+    failed = info.value.manifest
+    assert failed["alerts"]["failed"] is True
+    assert failed["sessions"] == 31  # everything but the delivery succeeded and was committed
     results = ResultsStore(LocalStore(tmp_path / "results"), "")
     outbox = [o.key for o in results.store.list("alerts/outbox/")]
     assert len(outbox) == failed["alerts"]["alerts"] > 0
