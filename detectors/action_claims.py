@@ -30,6 +30,7 @@ from detectors.action_keywords import (
     STATE_KEYS,
     Keywords,
     RuleKeys,
+    anchored_search,
     cut,
     folded,
     keywords_in,
@@ -191,7 +192,7 @@ class Evidence:
 class _Call:
     """A tool call; what it says to each rule is worked out only when a claim needs it."""
 
-    __slots__ = ("backed", "command", "event", "known", "low", "strong")
+    __slots__ = ("backed", "command", "event", "known", "low", "rec", "strong")
 
     def __init__(self, event: Event) -> None:
         self.event = event
@@ -200,6 +201,8 @@ class _Call:
         self.known = self.backed = self.strong = 0
         self.command: str | None = None
         self.low: str | None = None
+        # The same three, shared by the calls with this call's tool name and command.
+        self.rec: list[int] | None = None
 
 
 class _Result:
@@ -211,7 +214,7 @@ class _Result:
         self.event, self.call = event, call
         self.low: str | None = None
         self._background: bool | None = None
-        self.why: dict[int, str | None] = {}  # rule index -> failure reason (None: success)
+        self.why: dict[int, str | None] | None = None  # rule index -> failure reason or None
 
     def background(self) -> bool:
         """A background launch says nothing about the outcome."""
@@ -228,7 +231,15 @@ def _failure_reason(
     rule: CompiledRule, keys: RuleKeys, result: Event, low: str | None
 ) -> str | None:
     output = result.output or ""
-    hit = search(rule.failure, keys.failure, output, low)
+    anchors = keys.failure_anchors
+    if anchors is not None and rule.failure is not None and low is not None:
+        hit = (
+            anchored_search(rule.failure, anchors, output, low)
+            if may_match(keys.failure, low)
+            else None
+        )
+    else:
+        hit = search(rule.failure, keys.failure, output, low)
     if hit:
         return hit.group(0).strip()[:60]
     if result.is_error:
@@ -307,7 +318,39 @@ class _Run:
         self.seen = [0] * len(rules)  # per rule: how many results (or log entries) it covers
         self.tools_seen = 0  # the same, for ``by_tool``
         self.by_name = _BY_NAME if rules is _DEFAULTS else {}
+        self.classes = _CLASSES if rules is _DEFAULTS else {}
         self.compacted = False
+        self.logged = 0  # events[:logged] are logged
+        self.pending: dict[str, _Call] = {}  # calls with no result yet, by id
+        self.last_index = -2  # the index of the latest result
+
+    def log_until(self, events: list[Event], end: int) -> None:
+        """Logs the calls and results of ``events[:end]`` not logged yet, in order."""
+        log, pending = self.log, self.pending
+        add, add_call, add_result = log.append, self.calls.append, self.results.append
+        call_kind, result_kind = EventKind.TOOL_CALL, EventKind.TOOL_RESULT
+        last_index = self.last_index
+        for k in range(self.logged, end):
+            event = events[k]
+            meta = event.meta
+            if meta and meta.get("compaction"):
+                self.compacted = True
+            kind = event.kind
+            if kind is call_kind:
+                entry = _Call(event)
+                add(entry)
+                add_call(entry)
+                if event.call_id is not None:
+                    pending[event.call_id] = entry
+            elif kind is result_kind and event.call_id in pending:
+                result = _Result(event, pending.pop(event.call_id or ""))
+                add(result)
+                add_result(result)
+                if event.index <= last_index and self.monotonic:
+                    self.restart()
+                last_index = event.index
+        self.last_index = last_index
+        self.logged = max(self.logged, end)
 
     def restart(self) -> None:
         """Result indexes went back: the rules' evidence is replayed from the start."""
@@ -316,16 +359,32 @@ class _Run:
         self.seen = [0] * len(self.rules)
 
     def _classify(self, entry: _Call, i: int) -> None:
-        """Whether ``entry`` backs rule ``i``'s claim, and whether its outcome decides it."""
-        bit = 1 << i
-        entry.known |= bit
-        rule, keys, call = self.rules[i], self.keys[i], entry.event
-        command = entry.command
-        if command is None:
+        """Whether ``entry`` backs rule ``i``'s claim, and whether its outcome decides it.
+
+        That depends on the tool name and command alone: it is worked out once per name and
+        command (and rule), and shared by the calls that repeat them."""
+        rec, call = entry.rec, entry.event
+        if rec is None:
             command = entry.command = command_text(call)
             entry.low = folded(command) if command else None
-        low = entry.low
-        name = call.name or ""
+            key = (call.name or "", command)
+            rec = self.classes.get(key)
+            if rec is None:
+                if len(self.classes) > 50_000:
+                    self.classes.clear()
+                rec = self.classes[key] = [0, 0, 0]
+            entry.rec = rec
+        bit = 1 << i
+        if not rec[0] & bit:
+            self._work_out(rec, entry, i)
+        entry.known, entry.backed, entry.strong = rec
+
+    def _work_out(self, rec: list[int], entry: _Call, i: int) -> None:
+        bit = 1 << i
+        rec[0] |= bit
+        rule, keys = self.rules[i], self.keys[i]
+        command, low = entry.command, entry.low
+        name = entry.event.name or ""
         matches = self.by_name.get(name)
         if matches is None:
             if len(self.by_name) > 10_000:
@@ -333,23 +392,26 @@ class _Run:
             matches = [any(p.search(name) for p in r.tools) for r in self.rules]
             self.by_name[name] = matches
         by_name = matches[i]
-        by_command = bool(command) and search(rule.commands, keys.commands, command, low)
+        by_command = bool(command) and search(rule.commands, keys.commands, command or "", low)
         if by_command or (by_name and not command) or (by_name and rule.commands is None):
-            entry.strong |= bit
+            rec[2] |= bit
         backed = by_name or by_command
         if not backed and command:  # a weak command backs the claim but decides nothing
             backed = search(rule.weak_commands, keys.weak_commands, command, low) is not None
         if backed:
-            entry.backed |= bit
+            rec[1] |= bit
 
     def _outcome(self, entry: _Result, i: int, ev: Evidence) -> None:
         """Records in ``ev`` the outcome for rule ``i`` of a result whose call decides it."""
-        if i not in entry.why:
+        why = entry.why
+        if why is None:
+            why = entry.why = {}
+        if i not in why:
             entry.background()  # folds the output
-            entry.why[i] = _failure_reason(self.rules[i], self.keys[i], entry.event, entry.low)
+            why[i] = _failure_reason(self.rules[i], self.keys[i], entry.event, entry.low)
         call = entry.call
         command = _short(call.command or "") or call.event.name or "the call"
-        _update(ev, entry.event.index, entry.why[i], command)
+        _update(ev, entry.event.index, why[i], command)
 
     def backed(self, i: int) -> bool:
         """Whether any call so far backs rule ``i``'s claim."""
@@ -429,6 +491,15 @@ class _Run:
 
 # Tool name -> whether each default rule's tools match it (kept across sessions).
 _BY_NAME: dict[str, list[bool]] = {}
+# (tool name, command) -> what a call says to the default rules (see ``_Call``).
+_CLASSES: dict[tuple[str, str], list[int]] = {}
+
+
+# A sentence that may hold a claim: the sentence; per rule that finds a claim in it, the rule's
+# index and where the claim starts; the state-change claims in it (verb, where it starts and
+# where it ends, what it says), or None when it cannot hold one.
+_StateClaim = tuple[str | None, int, int, str]
+_Candidate = tuple[str, list[tuple[int, int]], list[_StateClaim] | None]
 
 
 @dataclass
@@ -440,6 +511,10 @@ class _Tables:
     words: tuple[str, ...]  # the keywords of `state` and `claims`
     unfiltered: bool  # a rule with no keywords: every reply is looked at
     indexed: bool  # all are default claim keywords: ``keywords_in`` finds them
+    rules: list[CompiledRule]
+    # Reply text -> its candidate sentences (what the text alone says; shared by the sessions
+    # checked with the same tables: replies repeat across an agent's sessions).
+    cache: dict[str, list[_Candidate]] = field(default_factory=dict)
 
 
 def _is_reply(event: Event) -> bool:
@@ -460,6 +535,11 @@ _DEFAULT_WORDS = (  # without and with the state-change keywords
     words_of([STATE_KEYS, *(k.claim for k in _DEFAULT_KEYS)]),
 )
 
+_DEFAULT_TABLES = tuple(
+    _Tables(state, [k.claim for k in _DEFAULT_KEYS], words, False, True, _DEFAULTS)
+    for state, words in zip((NEVER, STATE_KEYS), _DEFAULT_WORDS, strict=True)
+)
+
 
 @detector(
     "action_claims",
@@ -477,36 +557,32 @@ def action_claims(session: Session, params: ActionClaimsParams) -> list[Signal]:
     actions = _derived(session) if params.derive_from_tools else []
     claims = [k.claim for k in keys]
     state = STATE_KEYS if actions else NEVER  # state changes are only checked against tools
-    words = _DEFAULT_WORDS[bool(actions)] if rules is _DEFAULTS else words_of([state, *claims])
-    indexed = rules is _DEFAULTS or set(words) <= _CLAIM_WORDS
-    tables = _Tables(state, claims, words, None in claims, indexed)
+    words = words_of([state, *claims]) if rules is not _DEFAULTS else ()
+    if rules is _DEFAULTS:
+        tables = _DEFAULT_TABLES[bool(actions)]
+    else:
+        indexed = set(words) <= _CLAIM_WORDS
+        tables = _Tables(state, claims, words, None in claims, indexed, rules)
     run = _Run(rules, keys, actions, tables)
     signals: list[Signal] = []
-    log, calls, results = run.log, run.calls, run.results
-    pending: dict[str, _Call] = {}
-    last_index = -2
-    call_kind, result_kind = EventKind.TOOL_CALL, EventKind.TOOL_RESULT
-    for event in session.events:
-        meta = event.meta
-        if meta and meta.get("compaction"):
-            run.compacted = True
-        kind = event.kind
-        if kind is call_kind:
-            entry = _Call(event)
-            log.append(entry)
-            calls.append(entry)
-            if event.call_id is not None:
-                pending[event.call_id] = entry
-        elif kind is result_kind:
-            if event.call_id in pending:
-                result = _Result(event, pending.pop(event.call_id or ""))
-                log.append(result)
-                results.append(result)
-                if event.index <= last_index and run.monotonic:
-                    run.restart()
-                last_index = event.index
-        elif _is_reply(event):
-            signals += _check_reply(event, run)
+    events, reply_kind, cache = session.events, EventKind.ASSISTANT, tables.cache
+    for at, event in enumerate(events):
+        if event.kind is not reply_kind or not event.text:
+            continue
+        meta = event.meta  # a reply to the user (see ``_is_reply``)
+        if event.subagent is not None or (
+            meta and (meta.get("synthetic") or meta.get("compaction"))
+        ):
+            continue
+        text = event.text
+        found_in = cache.get(text)
+        if found_in is None:
+            if len(cache) >= 20_000:
+                cache.clear()
+            found_in = cache[text] = _candidates(text, tables)
+        if found_in:  # the calls and results so far are only logged when a claim needs them
+            run.log_until(events, at)
+            signals += _check_reply(event, run, found_in)
     return signals
 
 
@@ -536,10 +612,10 @@ def _keywords(text: str, tables: _Tables) -> frozenset[str] | None:
     return frozenset([word for word in tables.words if word in raw])
 
 
-def _check_reply(reply: Event, run: _Run) -> list[Signal]:
-    tables = run.tables
+def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
+    """The sentences of a reply that may hold a claim, with what the text alone says of them."""
     state_keys, claim_keys = tables.state, tables.claims
-    words = _keywords(reply.text, tables)
+    words = _keywords(text, tables)
     if words is not None:
         if not words and not tables.unfiltered:
             return []  # no sentence can hold a claim
@@ -547,38 +623,49 @@ def _check_reply(reply: Event, run: _Run) -> list[Signal]:
         claim_keys = [cut(keys, words) for keys in claim_keys]
         if state_keys is NEVER and all(keys is NEVER for keys in claim_keys):
             return []
-    prose = reply_text(reply.text)
+    prose = reply_text(text)
     low = folded(prose)
     state = state_keys is not NEVER and may_match(state_keys, low)
     active = [i for i, keys in enumerate(claim_keys) if keys is not NEVER and may_match(keys, low)]
     if not state and not active:
         return []  # no sentence can hold a claim
-    signals: list[Signal] = []
+    rules = tables.rules
+    out: list[_Candidate] = []
     for sentence in _split(prose):
         low = folded(sentence)
-        verdicts: list[_Verdict] = []
+        hits: list[tuple[int, int]] = []
         for i in active:
-            rule = run.rules[i]
             if not may_match(claim_keys[i], low):
                 continue
-            for m in rule.claim.finditer(sentence):
+            for m in rules[i].claim.finditer(sentence):
                 if is_claim(sentence, m.start(), m.end()):
-                    verdicts.append(_verdict(run, i, sentence, m.start()))
+                    hits.append((i, m.start()))
                     break
+        states: list[_StateClaim] | None = None
+        if state and may_match(state_keys, low):
+            states = [
+                (matched_verb(m), m.start(), m.end(), m.group(0))
+                for m in STATE_CLAIM.finditer(sentence)
+            ]
+        if hits or states:
+            out.append((sentence, hits, states))
+    return out
+
+
+def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Signal]:
+    signals: list[Signal] = []
+    for sentence, hits, states in found_in:
+        verdicts = [_verdict(run, i, sentence, start) for i, start in hits]
         # A domain-tool check only speaks when no rule already found the claim backed
         # ("I sent the email" after `send_email`); rules about different actions stand alone.
-        backed_by_rule = any(v[0] == "" for v in verdicts)
-        checks_state = state and not backed_by_rule and may_match(state_keys, low)
-        for m in STATE_CLAIM.finditer(sentence) if checks_state else ():
-            verb = matched_verb(m)
-            targets = _domain_targets(run.actions, sentence, verb) if verb else []
-            if targets and is_claim(sentence, m.start(), m.end()):
-                verdicts.append(
-                    _tool_verdict(
-                        targets, run.tool_evidence(), m.group(0), verb or "", run.compacted
+        if states and not any(v[0] == "" for v in verdicts):
+            for verb, start, end, said in states:
+                targets = _domain_targets(run.actions, sentence, verb) if verb else []
+                if targets and is_claim(sentence, start, end):
+                    verdicts.append(
+                        _tool_verdict(targets, run.tool_evidence(), said, verb or "", run.compacted)
                     )
-                )
-                break
+                    break
         found = [v for v in verdicts if v[0] not in ("", "skip")]
         if not found:
             continue

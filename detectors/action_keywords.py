@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from detectors.action_rules import DEFAULT_RULES, Rule
+from detectors.action_rules import DEFAULT_RULES, TEST_FAILURE, Rule
 
 Keywords = tuple[tuple[str, ...], ...]
 
@@ -77,11 +77,22 @@ def search(
     return pattern.search(text)
 
 
+class Anchors(NamedTuple):
+    """Where a regex's matches can start: each holds one of ``words`` (in the folded text) that
+    starts at most ``lead`` characters after the match does, or (``digit_run``) right after a
+    run of digits and white space the match starts in."""
+
+    words: tuple[str, ...]
+    lead: int
+    digit_run: bool
+
+
 class RuleKeys(NamedTuple):
     claim: Keywords | None
     commands: Keywords | None
     weak_commands: Keywords | None
     failure: Keywords | None
+    failure_anchors: Anchors | None = None
 
 
 def rule_keys(rule: Rule) -> RuleKeys:
@@ -91,7 +102,42 @@ def rule_keys(rule: Rule) -> RuleKeys:
         KEYS.get(rule.commands or ""),
         KEYS.get(rule.weak_commands or ""),
         KEYS.get(rule.failure or ""),
+        ANCHORS.get(rule.failure or ""),
     )
+
+
+def anchored_search(
+    pattern: re.Pattern[str], anchors: Anchors, text: str, low: str
+) -> re.Match[str] | None:
+    """``pattern.search(text)``, with ``pattern.match`` tried only where a match can start.
+
+    A match of a test runner's failure regex is short and holds a word like "fail" or "err":
+    the places it can start are found from those words in the folded text, so long outputs
+    with no failure are not scanned position by position.
+    """
+    if len(low) != len(text):
+        return pattern.search(text)
+    starts: set[int] = set()
+    lead, digit_run = anchors.lead, anchors.digit_run
+    for word in anchors.words:
+        at = low.find(word)
+        while at >= 0:
+            first = at - lead
+            if digit_run:
+                j = at
+                while j > 0 and (text[j - 1].isspace() or text[j - 1].isdigit()):
+                    j -= 1
+                first = min(first, j)
+            starts.update(range(max(first, 0), at + 1))
+            at = low.find(word, at + 1)
+        if len(starts) * 4 > len(text):
+            return pattern.search(text)
+    match = pattern.match
+    for start in sorted(starts):
+        found = match(text, start)
+        if found:
+            return found
+    return None
 
 
 def _words(text: str) -> tuple[str, ...]:
@@ -170,6 +216,12 @@ STATE_KEYS: Keywords = (
         "enabled disabled subscribed restored archived shipped"
     ),
 )
+# Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in
+# "FAILED", "N failures", "Tests failed", "BUILD FAILED" (at most 6 characters in), "err" in "N
+# errors", "npm ERR!", "error[E..]" (4), "exit code", "compil" in "could not compile" (10).
+ANCHORS: dict[str, Anchors] = {
+    TEST_FAILURE: Anchors(("fail", "err", "exit code", "compil"), 10, True),
+}
 # ``_BACKGROUND`` in ``action_claims``: all three phrases hold the word.
 BACKGROUND_KEYS: Keywords = (("background",),)
 

@@ -374,10 +374,16 @@ def matched_verb(match: re.Match[str]) -> str | None:
 
 def claim_verb(text: str) -> str | None:
     """The verb group of a state-change form (`cancelled` -> `cancel`)."""
-    for verb, form in STATE_VERBS.items():
-        if re.fullmatch(form, text, _I):
-            return verb
-    return None
+    if text in _CLAIM_VERBS:
+        return _CLAIM_VERBS[text]
+    found = next((v for v, form in _STATE_FORMS if form.fullmatch(text)), None)
+    if len(_CLAIM_VERBS) < 10_000:
+        _CLAIM_VERBS[text] = found
+    return found
+
+
+_STATE_FORMS = [(verb, re.compile(form, _I)) for verb, form in STATE_VERBS.items()]
+_CLAIM_VERBS: dict[str, str | None] = {}  # form as said -> its verb group
 
 
 _WORD = re.compile(r"[A-Za-z]+")

@@ -419,8 +419,10 @@ def context_counts(text: str, *, is_clean: bool = False) -> list[float]:
 
 
 # A row `^[ \t]*(\d+)(?:→|[ \t]*\|)(.*)$`; the second group holds the first non-blank of its
-# rest, if any (whether `rest.strip()` is not empty).
-_PREFIX_NUM = re.compile(r"^[ \t]*(\d+)(?:→|[ \t]*\|)[^\S\n]*(\S?)", re.MULTILINE)
+# rest, if any (whether `rest.strip()` is not empty). `_ROW` finds the rows after the first line
+# (starting with a literal, which the regex engine skips to; a row never reads past its line).
+_PREFIX_NUM = re.compile(r"[ \t]*(\d+)(?:→|[ \t]*\|)[^\S\n]*(\S?)")
+_ROW = re.compile(r"\n" + _PREFIX_NUM.pattern)
 
 
 def viewed_lines(text: str) -> list[float]:
@@ -428,11 +430,15 @@ def viewed_lines(text: str) -> list[float]:
     may state them as the file's length."""
     if "→" not in text and "|" not in text:
         return []
-    rows = [(int(n), rest) for n, rest in _PREFIX_NUM.findall(text)]
+    rows = _ROW.findall(text)
+    first = _PREFIX_NUM.match(text)
+    if first is not None:
+        rows.append(first.groups())
     if len(rows) < 3:
         return []
     filled = [n for n, rest in rows if rest]
-    return [float(max(n for n, _ in rows))] + ([float(max(filled))] if filled else [])
+    last = max(map(int, [n for n, _ in rows]))
+    return [float(last)] + ([float(max(map(int, filled)))] if filled else [])
 
 
 # Line-local reading. `clean` is line-local (a line-number prefix and a tag never cross a line

@@ -300,12 +300,16 @@ class _Context:
                     return True
             else:
                 counted, bare = line_numbers(text, start, m.start(), counts=e.kind == "count")
-                if e.kind == "count" and _PREFIX_NUM.match(text, start):
-                    counted = counted + event.viewed  # the key is a file view's line number
                 if _between(counted, low, high) or _between(bare, low, high):
                     return True
                 if e.kind == "percent" and _between(bare, low / 100, high / 100):
                     return True
+                if (
+                    e.kind == "count"
+                    and _PREFIX_NUM.match(text, start)
+                    and _between(event.viewed, low, high)
+                ):
+                    return True  # the key is a file view's line number (read last: it is slow)
             end = text.find("\n", m.end())
             if end < 0:
                 return False
