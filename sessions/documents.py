@@ -108,10 +108,21 @@ def parse_bytes(source: str, raw: bytes) -> Document:
     """
     body = decompress(source, raw)
     size = len(body)
+    name = source.removesuffix(".gz")
+    if (
+        name.endswith((".jsonl", ".ndjson"))
+        and body[-1:] == b"\n"
+        and not body[:1].isspace()
+        and not body[-2:-1].isspace()
+    ):
+        # The usual JSON Lines file: stripping would only drop the final newline, so split
+        # without copying the whole body first (same lines as ``body.strip().split``).
+        lines = body.split(b"\n")
+        lines.pop()
+        return Document(source, jsonl=True, size=size, lines=lines)
     stripped = body.strip()
     if not stripped:
         raise MalformedSessionError(f"{source}: file is empty", reason="empty")
-    name = source.removesuffix(".gz")
     if not name.endswith((".jsonl", ".ndjson")):
         try:
             return Document(source, orjson.loads(stripped), jsonl=False, size=size)

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from itertools import islice
 from pathlib import PurePath
@@ -59,11 +59,14 @@ _LINE_TYPES = frozenset(
 _STREAM_TYPES = frozenset({"system", "assistant", "user", "result"})
 _SNIFF_LINES = 50
 _PROGRESS = b'"type":"progress"'
+_PROGRESS_WITHIN = 4096  # a progress line's type comes before its data; later hits are not it
+_STAMP_KEY = b',"timestamp":"'
 _NO_STAMP: Any = object()
 _PLAIN = rb'"[^"\\{}\[\]]*"'
 _UUID_TAIL = re.compile(
     rb',"uuid":"([^"\\{}\[\]]*)"(?:,' + _PLAIN + rb":(?:" + _PLAIN + rb"|true|false|null))*\}"
 )
+_TOOL_USE_ERROR = "<tool_use_error>"
 _SPAWN_TOOLS = frozenset({"Task", "Agent"})  # Task was renamed Agent in CLI 2.1.63
 _SYNTHETIC_MODEL = "<synthetic>"
 
@@ -145,14 +148,19 @@ class _Reader:
                 self._line(line, handlers)
             return self._session()
         last = len(doc.lines) - 1
+        loads = orjson.loads
         for index, raw in enumerate(doc.lines):
             raw = raw.strip()
             if not raw:
                 continue
-            at = raw.find(_PROGRESS)
+            at = raw.find(_PROGRESS, 0, _PROGRESS_WITHIN)
             if at > 0 and index != last and self._skip(raw, at):
                 continue
-            self._line(doc.decode_line(index, raw), handlers)
+            try:
+                value = loads(raw)
+            except orjson.JSONDecodeError:
+                value = doc.decode_line(index, raw)  # raises with the document's message
+            self._line(value, handlers)
         return self._session()
 
     def _line(self, line: Any, handlers: dict[str, Callable[[dict[str, Any]], None]]) -> None:
@@ -183,7 +191,7 @@ class _Reader:
         line always is, so a cut-off file still fails as truncated).
         """
         # Top level: nothing before the key opens a nested value.
-        if not self.ready or raw[at - 1] not in (0x2C, 0x7B) or b"agent_progress" in raw:
+        if not self.ready or raw[at - 1] not in (0x2C, 0x7B):
             return False
         if raw.find(b"{", 1, at) >= 0 or raw.find(b"[", 1, at) >= 0:
             return False
@@ -191,7 +199,30 @@ class _Reader:
             return False
         key = raw.rfind(b',"uuid":"')
         if key < 0:
-            return raw[-1] == 0x7D and b'"uuid"' not in raw
+            return raw[-1] == 0x7D and b'"uuid"' not in raw and b"agent_progress" not in raw
+        # `data` lies between the type and the uuid (nothing nested comes before the type, and
+        # only plain members after the uuid), so that is where an agent_progress would show.
+        if key < at or raw.find(b"agent_progress", at, key) >= 0:
+            return False
+        end = raw.find(b'"', key + 9)
+        if (
+            raw[-1] == 0x7D
+            and raw.find(b"\\", key) < 0
+            and (
+                end == len(raw) - 2
+                or (
+                    raw.startswith(_STAMP_KEY, end + 1) and raw.find(b'"', end + 15) == len(raw) - 2
+                )
+            )
+        ):
+            # The usual endings `,"uuid":"<id>"}` and `,"uuid":"<id>","timestamp":"<t>"}`:
+            # strings without escapes, top level as the final brace shows. The pattern below
+            # would read the same id, slower.
+            try:
+                self.seen_uuids.add(raw[key + 9 : end].decode())
+            except UnicodeDecodeError:
+                return False
+            return True
         # Top level again: only plain members follow the uuid up to the final brace.
         tail = _UUID_TAIL.fullmatch(raw, key)
         if tail is None:
@@ -204,6 +235,10 @@ class _Reader:
 
     def _identity(self, line: dict[str, Any]) -> None:
         sid = line.get("sessionId") or line.get("session_id")
+        if self.ready:  # session id, version and start known: only the ids seen can grow
+            if isinstance(sid, str) and sid:
+                self.session_ids.add(sid)
+            return
         if isinstance(sid, str) and sid:
             if self.session_id is None:
                 self.session_id = sid
@@ -256,18 +291,28 @@ class _Reader:
         subagent, base = self._context(line)
         message = line.get("message")
         content = message.get("content") if isinstance(message, dict) else message
-        results: list[Any] = []
-        rest: list[Any] = []
-        for block in _blocks(content):
-            is_result = isinstance(block, dict) and block.get("type") == "tool_result"
-            (results if is_result else rest).append(block)
-        text = text_of(rest)
-        # The line-level toolUseResult describes the line's only result; with several it would
-        # be a guess which one it belongs to.
-        extra = line.get("toolUseResult", line.get("tool_use_result"))
-        extra = extra if len(results) == 1 else None
-        events = [self._tool_result(block, extra, line, subagent, base) for block in results]
-        if text.strip():
+        events: list[Event] = []
+        if isinstance(content, str):  # a plain prompt: its text, no results
+            text = content
+        else:
+            results: list[Any] = []
+            rest: list[Any] = []
+            for block in _blocks(content):
+                if isinstance(block, dict) and block.get("type") == "tool_result":
+                    results.append(block)
+                else:
+                    rest.append(block)
+            text = text_of(rest) if rest else ""
+            if results:
+                # The line-level toolUseResult describes the line's only result; with several
+                # it would be a guess which one it belongs to.
+                extra = None
+                if len(results) == 1:
+                    extra = line.get("toolUseResult", line.get("tool_use_result"))
+                when = self._time(line)
+                for block in results:
+                    events.append(self._tool_result(block, extra, when, subagent, dict(base)))
+        if text and not text.isspace():
             meta = dict(base)
             origin = line.get("origin")
             if line.get("isCompactSummary"):
@@ -287,30 +332,33 @@ class _Reader:
         self,
         block: dict[str, Any],
         extra: Any,
-        line: dict[str, Any],
+        when: datetime | None,
         subagent: str | None,
-        base: dict[str, Any],
+        meta: dict[str, Any],
     ) -> Event:
+        """The event of a ``tool_result`` block; ``meta`` becomes the event's own."""
         call_id = block.get("tool_use_id")
-        call_id = call_id if isinstance(call_id, str) else None
+        if not isinstance(call_id, str):
+            call_id = None
         content = block.get("content")
-        output = text_of(content) or ("" if content in (None, "", []) else json_text(content))
+        if isinstance(content, str):
+            output = content
+        else:
+            output = text_of(content) or ("" if content in (None, "", []) else json_text(content))
         is_error = (
             block.get("is_error") is True
-            or output.lstrip().startswith("<tool_use_error>")
+            or output.startswith(_TOOL_USE_ERROR)
+            or (output[:1].isspace() and output.lstrip().startswith(_TOOL_USE_ERROR))
             or (isinstance(extra, str) and extra.startswith("Error:"))
         )
         if call_id is not None and call_id in self.spawn_types:
             self._note_spawn(call_id, extra, output)
-        return self._event(
-            EventKind.TOOL_RESULT,
-            line,
-            subagent,
-            dict(base),
-            call_id=call_id,
-            output=output,
-            is_error=is_error,
-        )
+        # Positional: kind, index, text, call_id, name, input, output, is_error, error_inferred,
+        # subagent, timestamp, meta.
+        return Event(
+            EventKind.TOOL_RESULT, -1, "", call_id, None, None, output, is_error, False,
+            subagent, when, meta,
+        )  # fmt: skip
 
     def _note_spawn(self, call_id: str, extra: Any, output: str) -> None:
         agent = extra.get("agentId") if isinstance(extra, dict) else None
@@ -348,14 +396,15 @@ class _Reader:
             self.items.append(group)
             if key:
                 self.responses[key] = group
-        response = {"response": msg_id} if isinstance(msg_id, str) else {}
+        meta = {**base, "response": msg_id} if isinstance(msg_id, str) else dict(base)
+        when = self._time(line)
         for block in _blocks(message.get("content")):
-            event = self._assistant_block(block, line, subagent, {**base, **response})
+            event = self._assistant_block(block, when, subagent, meta.copy())
             if event is not None:
                 group.append(event)
 
     def _assistant_block(
-        self, block: Any, line: dict[str, Any], subagent: str | None, meta: dict[str, Any]
+        self, block: Any, when: datetime | None, subagent: str | None, meta: dict[str, Any]
     ) -> Event | None:
         if isinstance(block, str):
             block = {"type": "text", "text": block}
@@ -363,10 +412,15 @@ class _Reader:
             return None
         kind = block.get("type")
         if kind == "text":
-            text = text_of(block)
-            if not text.strip():
+            text = block.get("text")
+            if not isinstance(text, str):
+                text = text_of(block)
+            if not text or text.isspace():
                 return None
-            return self._event(EventKind.ASSISTANT, line, subagent, meta, text=text)
+            return Event(
+                EventKind.ASSISTANT, -1, text, None, None, None, "", False, False,
+                subagent, when, meta,
+            )  # fmt: skip
         if kind in ("tool_use", "server_tool_use"):
             call_id = block.get("id")
             call_id = call_id if isinstance(call_id, str) else None
@@ -377,18 +431,13 @@ class _Reader:
                 self.spawn_types[call_id] = stype if isinstance(stype, str) else None
             if kind == "server_tool_use":
                 meta = {**meta, "server_tool": True}
-            return self._event(
-                EventKind.TOOL_CALL,
-                line,
-                subagent,
-                meta,
-                call_id=call_id,
-                name=name if isinstance(name, str) else None,
-                input=tool_input,
-            )
+            return Event(
+                EventKind.TOOL_CALL, -1, "", call_id, name if isinstance(name, str) else None,
+                tool_input, "", False, False, subagent, when, meta,
+            )  # fmt: skip
         if isinstance(kind, str) and kind.endswith("_tool_result") and "tool_use_id" in block:
             # Server tools (web search) return their result inside the assistant message.
-            return self._tool_result(block, None, line, subagent, dict(meta))
+            return self._tool_result(block, None, when, subagent, meta)
         return None  # thinking, redacted_thinking, images: not replies
 
     def _system(self, line: dict[str, Any]) -> None:
@@ -446,7 +495,7 @@ class _Reader:
         events.append(Event(EventKind.ASSISTANT, text=reply, meta={"final_result": True}))
 
     def _session(self) -> Session:
-        events = list(_unique_calls([event for item in self.items for event in item]))
+        events = _unique_calls([event for item in self.items for event in item])
         self._final_result(events)
         source = self.doc.source
         sid = self.session_id or PurePath(source).name.split(".")[0]
@@ -554,7 +603,7 @@ def _merge(parent: Session, kids: list[Session]) -> None:
             merged.extend(kid.events)
         if i < len(parent.events):
             merged.append(parent.events[i])
-    parent.events = list(_unique_calls(merged))
+    parent.events = _unique_calls(merged)
     parent.reindex()
     for kid in kids:
         parent.sources.extend(s for s in kid.sources if s not in parent.sources)
@@ -563,16 +612,19 @@ def _merge(parent: Session, kids: list[Session]) -> None:
     linked.extend(kid.meta.get("agent_id") for kid in kids)
 
 
-def _unique_calls(events: list[Event]) -> Iterator[Event]:
+def _unique_calls(events: list[Event]) -> list[Event]:
     """Each tool call and each tool result once, even if two files both hold it."""
     seen: set[tuple[EventKind, str]] = set()
+    out: list[Event] = []
+    calls = (EventKind.TOOL_CALL, EventKind.TOOL_RESULT)
     for event in events:
-        if event.call_id and event.kind in (EventKind.TOOL_CALL, EventKind.TOOL_RESULT):
+        if event.call_id and event.kind in calls:
             key = (event.kind, event.call_id)
             if key in seen:
                 continue
             seen.add(key)
-        yield event
+        out.append(event)
+    return out
 
 
 @adapter(FORMAT, sniff=sniff, priority=10, link=link_subagents)

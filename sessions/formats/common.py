@@ -71,6 +71,11 @@ def parse_time(value: Any) -> datetime | None:
     """ISO-8601 strings, epoch seconds/milliseconds/nanoseconds (numbers or digit strings)."""
     if value is None or value == "":
         return None
+    if value.__class__ is str and value[-1] == "Z":  # the common "...Z" form, no copy
+        try:
+            return datetime.fromisoformat(value)
+        except ValueError:
+            pass  # whitespace, odd forms: the general path below decides
     if isinstance(value, str) and not value.strip().lstrip("-").isdigit():
         text = value.strip().replace("Z", "+00:00")
         try:
