@@ -28,6 +28,9 @@ METRIC_LABELS = {
     "faithfulness_violations_per_reply": "faithfulness violations",
     "unsupported_claims_per_judged_reply": "unsupported claims",
 }
+# The ``kind`` of anomaly rows the run raises about itself (missed canaries, a missing or thin
+# day of sessions), as opposed to the spike tests' "proportion" and "rate" rows.
+RUN_CHECK_KIND = "count"
 SINGULAR = {"replies": "reply", "judged replies": "judged reply", "tool calls": "tool call"}
 
 
@@ -51,6 +54,8 @@ def alerts_for_day(
 def anomaly_alert(
     day: date, row: Mapping[str, Any], teams: Mapping[str, str], report_url: str | None
 ) -> Alert:
+    if row.get("kind") == RUN_CHECK_KIND:
+        return run_check_alert(day, row, teams, report_url)
     metric, agent, version = row["metric"], row.get("agent"), row.get("agent_version")
     today, base, lift = row.get("today_value"), row.get("baseline_value"), row.get("lift")
     label = METRIC_LABELS.get(metric, metric.replace("_", " "))
@@ -86,6 +91,35 @@ def anomaly_alert(
             if definition is not None and definition.kind == "proportion"
             else None
         ),
+        report_url=report_url,
+        team=teams.get(agent) if agent else None,
+    )
+
+
+def run_check_alert(
+    day: date, row: Mapping[str, Any], teams: Mapping[str, str], report_url: str | None
+) -> Alert:
+    """An alert for a row the run raised about itself (a missed canary, a missing day's data).
+
+    Such rows carry their own words in ``reason``; a rate change summary would not fit them.
+    """
+    metric, agent, version = row["metric"], row.get("agent"), row.get("agent_version")
+    reason = str(row["reason"])
+    return Alert(
+        item_type="canary" if metric == "canary" else "anomaly",
+        key=f"{'canary' if metric == 'canary' else 'anomaly'}:{metric}:{agent}:{version}"
+        + (f":{row['canary']}" if row.get("canary") else ""),
+        day=day,
+        severity=_severity(row.get("severity")),
+        title=f"halluwatch: {reason.split(':', 1)[0]}",
+        summary=reason,
+        agent=agent,
+        agent_version=version,
+        kind=metric,
+        value=row.get("today_value"),
+        baseline=row.get("baseline_value"),
+        lift=row.get("lift"),
+        p_value=row.get("p_value"),
         report_url=report_url,
         team=teams.get(agent) if agent else None,
     )

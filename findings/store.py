@@ -21,7 +21,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sessions.storage import Store
+from sessions.storage import LocalStore, Store
 
 # Every table says which day and which run it belongs to; the per-session tables also say which
 # session, agent and version, so one query can join or split them without the sessions table.
@@ -161,6 +161,9 @@ DOCUMENTS = ("findings_detail",)
 
 class ResultsStore:
     def __init__(self, store: Store, prefix: str = "halluwatch/") -> None:
+        if isinstance(store, LocalStore):
+            # Results are written here anyway; a first run on an empty day must find it.
+            store.root.mkdir(parents=True, exist_ok=True)
         self.store = store
         self.prefix = prefix if not prefix or prefix.endswith("/") else prefix + "/"
 

@@ -221,6 +221,7 @@ def _run(args: argparse.Namespace) -> int:
     _start_prefect()
     began = time.monotonic()
     from alerts.dispatch import AlertsNotDelivered
+    from findings.canaries import CanaryMissed
     from flows import progress
     from flows.nightly import nightly
 
@@ -230,6 +231,10 @@ def _run(args: argparse.Namespace) -> int:
     except AlertsNotDelivered as exc:
         manifest = exc.manifest
         print(f"halluwatch: error: {exc}", file=sys.stderr)
+    except CanaryMissed as exc:
+        # The day is committed and alerted, but its checks cannot be trusted: fail the night.
+        print(f"halluwatch: error: {exc}", file=sys.stderr)
+        return EXIT_RUN_ERRORS
     if args.json:
         print(orjson.dumps(manifest, option=orjson.OPT_INDENT_2).decode())
     else:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextvars
 import importlib.metadata
+import statistics
 import uuid
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
@@ -24,7 +25,9 @@ from prefect.futures import as_completed
 from alerts.dispatch import AlertsNotDelivered
 from findings.anomalies import anomaly_row
 from findings.batch import BatchPartial, run_batch
-from findings.evaluate import evaluate_day
+from findings.canaries import CanaryMissed, CanaryResult, check_canaries
+from findings.evaluate import earlier_days, evaluate_day
+from findings.store import ResultsStore
 from flows.alerting import report_and_alert
 from flows.config import LoadedConfig, load_config
 from flows.context import run_parts
@@ -32,9 +35,15 @@ from flows.dates import resolve_date
 from flows.progress import reporter
 from sessions.errors import ConfigError, CredentialError
 from sessions.grouping import batches, select
+from sessions.reader import SessionReader
 from sessions.storage import partition_prefix
 
 Units = list[list[tuple[str, int]]]
+
+# A day with fewer sessions than this share of its baseline's median is "thin": alerted, since an
+# export that broke looks, downstream, exactly like a quiet day with no hallucinations.
+THIN_DAY_SHARE = 0.10
+THIN_DAY_MIN_BASELINE_DAYS = 3
 
 
 def code_version() -> str:
@@ -172,12 +181,91 @@ def commit_day(
             for f in evaluation.findings
         ],
     }
+    # Proof the checks are alive: planted sessions every detector must catch, and a day whose
+    # sessions went missing. Both are anomaly rows, so they alert like any other anomaly.
+    # The canaries are OpenAI-chat sessions: read them with format detection even when the run
+    # forces another format, so a forced format cannot make every night fail.
+    canaries = check_canaries(SessionReader(), parts.suite)
+    manifest["canaries"] = [c.to_dict() for c in canaries]
+    manifest["anomalies"].extend(canary_row(c, day, run_id) for c in canaries if not c.caught)
+    volume = volume_row(parts.results, analysed, loaded.config.findings.spikes.window_days, run_id)
+    if volume is not None:
+        manifest["anomalies"].append(volume)
     manifest["manifest_key"] = parts.results.write_manifest(day, manifest)
     parts.results.drop_other_runs(day, run_id)
     # The day is committed; its report and alerts follow, and are recorded on its manifest.
     manifest.update(report_and_alert(loaded, day, run_id, manifest, dry_run=dry_run))
     parts.results.write_manifest(day, manifest)
     return manifest
+
+
+def _row(day: date, run_id: str, metric: str, severity: str, reason: str) -> dict[str, Any]:
+    return {
+        "date": day.isoformat(),
+        "run_id": run_id,
+        "metric": metric,
+        "agent": None,
+        "agent_version": None,
+        "kind": "count",
+        "today_value": None,
+        "baseline_value": None,
+        "lift": None,
+        "p_value": None,
+        "status": "anomaly",
+        "severity": severity,
+        "reason": reason,
+    }
+
+
+def canary_row(result: CanaryResult, day: date, run_id: str) -> dict[str, Any]:
+    """The anomaly row for a canary the detectors did not catch."""
+    reason = f"canary {result.canary} was not caught: the {result.expected_kind} check is broken"
+    if result.error:
+        reason += f" ({result.error})"
+    row = _row(day, run_id, "canary", "critical", reason)
+    row.update(canary=result.canary, today_value=0.0, baseline_value=1.0)
+    return row
+
+
+def volume_row(
+    results: ResultsStore, analysed: AnalysedDay, window_days: int, run_id: str
+) -> dict[str, Any] | None:
+    """An anomaly row when the day has no sessions, or far fewer than its baseline days."""
+    day, sessions = analysed.day, analysed.total.sessions
+    if sessions == 0:
+        row = _row(
+            day,
+            run_id,
+            "sessions",
+            "high",
+            f"no sessions found under {analysed.prefix}: check the export",
+        )
+        row["today_value"] = 0.0
+        return row
+    counts = []
+    for earlier in earlier_days(results, day, window_days):
+        manifest = results.read_manifest(earlier)
+        if manifest is not None and isinstance(manifest.get("sessions"), int):
+            counts.append(manifest["sessions"])
+    if len(counts) < THIN_DAY_MIN_BASELINE_DAYS:
+        return None
+    median = statistics.median(counts)
+    if sessions >= THIN_DAY_SHARE * median:
+        return None
+    row = _row(
+        day,
+        run_id,
+        "sessions",
+        "high",
+        f"{sessions:,} sessions under {analysed.prefix}, far below the usual {median:,.0f}: "
+        "check the export",
+    )
+    row.update(
+        today_value=float(sessions),
+        baseline_value=float(median),
+        lift=sessions / median - 1 if median else None,
+    )
+    return row
 
 
 def run_day(loaded: LoadedConfig, day: date, *, dry_run: bool = False) -> dict[str, Any]:
@@ -199,6 +287,14 @@ def nightly(config: str, date: str = "yesterday", dry_run: bool = False) -> dict
         raise AlertsNotDelivered(
             f"{failed} alert deliveries failed for {manifest['date']}; they wait in the outbox "
             f"and are retried on the next run (see {alerts['record_key']})",
+            manifest,
+        )
+    missed = [c for c in manifest.get("canaries", []) if not c["caught"]]
+    if missed:
+        names = ", ".join(f"{c['canary']} ({c['expected_kind']})" for c in missed)
+        raise CanaryMissed(
+            f"{len(missed)} canary session(s) were not caught for {manifest['date']}: {names}; "
+            "a detector is broken or disabled (the day was committed and alerted)",
             manifest,
         )
     return manifest
