@@ -140,7 +140,11 @@ def _failed_batch(units: Units, exc: Exception) -> BatchPartial:
 
 
 def commit_day(
-    loaded: LoadedConfig, analysed: AnalysedDay, *, dry_run: bool = False
+    loaded: LoadedConfig,
+    analysed: AnalysedDay,
+    *,
+    dry_run: bool = False,
+    deploy_version: str | None = None,
 ) -> dict[str, Any]:
     """Evaluate the day against its baseline, then commit it: the manifest names this run.
 
@@ -154,6 +158,7 @@ def commit_day(
     )
     manifest = {
         "run_id": run_id,
+        **({"deploy_version": deploy_version} if deploy_version else {}),
         "date": day.isoformat(),
         "code_version": code_version(),
         "config_hash": loaded.hash,
@@ -326,9 +331,5 @@ def backfill(
         analysed = [f.result() for f in futures]
     manifests = []
     for item in analysed:
-        manifest = commit_day(loaded, item, dry_run=True)
-        if deploy_version:
-            manifest["deploy_version"] = deploy_version
-            run_parts(loaded).results.write_manifest(item.day, manifest)
-        manifests.append(manifest)
+        manifests.append(commit_day(loaded, item, dry_run=True, deploy_version=deploy_version))
     return manifests
