@@ -271,7 +271,9 @@ def _coverage(manifest: dict[str, Any]) -> dict[str, Any]:
         "without_tool_list": manifest["sessions_without_tool_list"],
         "not_found_probes": manifest["not_found_probes"],
         "formats": dict(manifest.get("formats", {})),
-        "judge": _facts(judge) if judge else [],
+        # The judge section is the judge's own; "off" is said in words, never left blank.
+        "judge": _facts(judge) if judge and judge.get("status") != "off" else [],
+        "judge_off": (judge or {}).get("reason") or "no judge configured",
         "cost": _facts(cost) if cost is not None else [],
     }
 

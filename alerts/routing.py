@@ -26,7 +26,7 @@ METRIC_LABELS = {
     "invented_id_per_100_calls": "invented identifiers",
     "action_claim_session_share": "share of sessions with an unbacked action claim",
     "faithfulness_violations_per_reply": "faithfulness violations",
-    "unsupported_claims_per_judged_reply": "unsupported claims",
+    "unbacked_claims_per_judged_reply": "unbacked claims",
 }
 # The ``kind`` of anomaly rows the run raises about itself (missed canaries, a missing or thin
 # day of sessions), as opposed to the spike tests' "proportion" and "rate" rows.

@@ -17,6 +17,7 @@ import orjson
 from detectors.models import Signal
 from detectors.runner import DetectorSuite
 from findings.metrics import Group, GroupCounts, merge_groups
+from findings.sampling import SampleFrame, SamplingPlan
 from findings.store import ResultsStore
 from sessions.models import EventKind, Session
 from sessions.reader import FileFailure, SessionReader
@@ -43,6 +44,8 @@ class BatchPartial:
     formats: Counter[str] = field(default_factory=Counter)
     failures: list[dict[str, str]] = field(default_factory=list)
     groups: dict[Group, GroupCounts] = field(default_factory=dict)
+    # The judge's best sample candidates from this batch (None when the judge is off).
+    frame: SampleFrame | None = None
 
     def __iadd__(self, other: BatchPartial) -> BatchPartial:
         for name in (
@@ -61,6 +64,10 @@ class BatchPartial:
         self.signals_by_kind.update(other.signals_by_kind)
         self.formats.update(other.formats)
         merge_groups(self.groups, other.groups)
+        if other.frame is not None:
+            if self.frame is None:
+                self.frame = SampleFrame(other.frame.plan)
+            self.frame += other.frame
         room = MAX_FAILURES_LISTED - len(self.failures)
         self.failures.extend(other.failures[: max(room, 0)])
         return self
@@ -198,8 +205,10 @@ def run_batch(
     batch_no: int,
     units: Sequence[Sequence[tuple[str, int]]],
     read_concurrency: int = 8,
+    sampling: SamplingPlan | None = None,
 ) -> BatchPartial:
-    partial = BatchPartial()
+    """Analyse ``units``; with a ``sampling`` plan, offer each session to the judge's sample."""
+    partial = BatchPartial(frame=SampleFrame(sampling) if sampling else None)
     day_s = day.isoformat()
     session_rows: list[dict[str, Any]] = []
     signal_rows: list[dict[str, Any]] = []
@@ -243,6 +252,10 @@ def run_batch(
             partial.not_found_probes += int(session.meta.get("not_found_probes", 0))
             group = partial.groups.setdefault((session.agent, session.agent_version), GroupCounts())
             group.add_session(row["tool_calls"], row["replies"], (s.kind for s in signals))
+            if partial.frame is not None:
+                partial.frame.offer(
+                    session.id, session.agent, session.agent_version, unit, bool(signals)
+                )
             for signal in signals:
                 partial.signals_by_kind[signal.kind] += 1
                 signal_rows.append(signal_row(signal, session, day_s, run_id))

@@ -7,6 +7,7 @@ A signature names the failure mode from the facts detectors put in ``Signal.data
     invented_id                (kind, agent, id pattern, tool the id was passed to)
     *_action_claim             (kind, agent, claim rule, masked preceding error)
     faithfulness_violation     (kind, agent, entity kind)
+    *_claim (LLM judge)        (kind, agent, where the evidence came from, safety-critical domain)
     any other kind             (kind, agent, detector)
 
 The agent version is not part of it (one failure across versions is one finding; the versions
@@ -15,8 +16,11 @@ canonical JSON, is the same tomorrow, so ``first_seen`` and ``trend`` carry over
 
 Severity, in three steps:
 
-1. Base by kind: contradicted_action_claim and invented_id high; unbacked_action_claim,
-   unknown_tool and faithfulness_violation medium; not_found low; other kinds medium.
+1. Base by kind: contradicted_action_claim, invented_id and contradicted_claim high;
+   unbacked_action_claim, unknown_tool, faithfulness_violation and partial_claim medium;
+   not_found and unsupported_claim low; other kinds medium. In an agent the judge config marks
+   safety-critical (medical, financial, legal), a contradicted claim is critical and an
+   ungrounded (unsupported) claim high.
 2. Scale: one level up when the affected sessions are >= 5% of the agent's sessions that day
    (and at least 3 sessions), or >= 20 sessions.
 3. Lift: one more level up when the affected sessions grew >= 2x since the finding's last
@@ -52,6 +56,15 @@ BASE_SEVERITY = {
     "unknown_tool": Severity.MEDIUM,
     "faithfulness_violation": Severity.MEDIUM,
     "not_found": Severity.LOW,
+    "contradicted_claim": Severity.HIGH,
+    "partial_claim": Severity.MEDIUM,
+    "unsupported_claim": Severity.LOW,
+}
+# In a safety-critical domain, what a wrong or ungrounded claim is worth.
+SAFETY_CRITICAL_SEVERITY = {
+    "contradicted_claim": Severity.CRITICAL,
+    "unsupported_claim": Severity.HIGH,
+    "partial_claim": Severity.HIGH,
 }
 # Which fields of ``Signal.data`` name the failure mode, per kind (after kind and agent).
 SIGNATURE_FIELDS = {
@@ -61,7 +74,11 @@ SIGNATURE_FIELDS = {
     "unbacked_action_claim": ("rule", "preceding_error"),
     "contradicted_action_claim": ("rule", "preceding_error"),
     "faithfulness_violation": ("entity_kind",),
+    "contradicted_claim": ("evidence_source", "domain"),
+    "partial_claim": ("evidence_source", "domain"),
+    "unsupported_claim": ("evidence_source", "domain"),
 }
+JUDGE_KINDS = ("contradicted_claim", "partial_claim", "unsupported_claim")
 
 
 def cluster(
@@ -108,9 +125,16 @@ def finding_id(sig: Mapping[str, Any]) -> str:
 
 
 def severity(
-    kind: str, affected: int, share: float | None, previous_sessions: int | None
+    kind: str,
+    affected: int,
+    share: float | None,
+    previous_sessions: int | None,
+    domain: str | None = None,
 ) -> Severity:
-    level = LEVELS.index(BASE_SEVERITY.get(kind, Severity.MEDIUM))
+    base = BASE_SEVERITY.get(kind, Severity.MEDIUM)
+    if domain:
+        base = SAFETY_CRITICAL_SEVERITY.get(kind, base)
+    level = LEVELS.index(base)
     # A share only raises severity with a few sessions behind it: 1 of 4 sessions is 25%,
     # but one session is an anecdote, not a scale.
     widespread = share is not None and share >= SCALE_SHARE and affected >= MIN_SCALE_SESSIONS
@@ -151,7 +175,7 @@ def _finding(
         title=title,
         kind=sig["kind"],
         agent=agent,
-        severity=severity(sig["kind"], len(sessions), share, previous_sessions),
+        severity=severity(sig["kind"], len(sessions), share, previous_sessions, sig.get("domain")),
         affected_sessions=len(sessions),
         affected_share=share,
         signals=len(rows),
@@ -284,6 +308,8 @@ def describe(sig: Mapping[str, Any]) -> tuple[str, str]:
         )
     if kind in ("unbacked_action_claim", "contradicted_action_claim"):
         return _claim(who, kind, str(sig["rule"]), sig["preceding_error"])
+    if kind in JUDGE_KINDS:
+        return _judged(who, kind, sig.get("evidence_source"), sig.get("domain"))
     if kind == "faithfulness_violation":
         entities = ENTITY_NAMES.get(str(sig["entity_kind"]), f"{sig['entity_kind']} values")
         return (
@@ -295,6 +321,44 @@ def describe(sig: Mapping[str, Any]) -> tuple[str, str]:
         f"{who}: {kind} ({sig.get('detector') or 'unknown detector'})",
         f"Read the example sessions; the `{kind}` signals share no more specific cause.",
     )
+
+
+_SOURCES = {
+    "tool_output": "tool output",
+    "user_message": "the user's own message",
+    "retrieved_context": "the retrieved context",
+    "reference": "the reference facts",
+}
+
+
+def _judged(who: str, kind: str, source: str | None, domain: str | None) -> tuple[str, str]:
+    """Title and fix of a failure mode the LLM judge found, by where the evidence came from."""
+    where = _SOURCES.get(source or "", "what the session shows")
+    if kind == "unsupported_claim":
+        if domain:
+            return (
+                f"{who} states {domain} facts it never looked up",
+                f"Add a refusal-and-redirect policy: {domain} facts not found in the session are "
+                "not stated; the agent says it cannot confirm them and points to a tool or a "
+                "qualified person.",
+            )
+        return (
+            f"{who} states facts nothing in the session supports",
+            "Ground answers: look names, numbers, ids and dates up with a tool or retrieval "
+            "before stating them, and say so when they are not available.",
+        )
+    verb = "contradict" if kind == "contradicted_claim" else "differ from"
+    title = f"{who} states facts that {verb} {where}"
+    if source == "tool_output":
+        fix = "Use tool data verbatim: quote values exactly as the tool returned them."
+    elif source == "user_message":
+        fix = "Restate the user's facts exactly: repeat names, numbers and dates as given."
+    else:
+        fix = (
+            "Add a citation policy: state facts only from the retrieved passages and cite them; "
+            "if the passage lacks the fact, improve retrieval recall."
+        )
+    return title + (f" ({domain})" if domain else ""), fix
 
 
 def _claim(who: str, kind: str, rule: str, error: str | None) -> tuple[str, str]:

@@ -11,9 +11,14 @@ test can tell 1 of 3 from 100 of 300. Kinds are never blended into one score.
     action_claim_session_share              proportion  sessions with an unbacked or
                                                         contradicted action claim   sessions
     faithfulness_violations_per_reply       rate        faithfulness signals  replies
-    unsupported_claims_per_judged_reply     rate        unsupported claims    judged replies
+    unbacked_claims_per_judged_reply        rate        unsupported or        judged replies
+                                                        contradicted claims
+                                                        (LLM judge, sampled)
 
 Rows are written per (agent, agent version) and per agent across versions (version ``*``).
+The judge reads a weighted sample (findings/sampling.py): its row's numerator and denominator are
+the sample's raw counts (what the spike test conditions on), while ``value`` and
+``ci_low``/``ci_high`` are the weighted estimate for all of the day's sessions.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from findings.sampling import ratio_estimate
 
 ACTION_KINDS = frozenset({"unbacked_action_claim", "contradicted_action_claim"})
 ALL_VERSIONS = "*"
@@ -69,15 +76,17 @@ METRICS = (
         "replies",
     ),
     MetricDef(
-        "unsupported_claims_per_judged_reply",
+        "unbacked_claims_per_judged_reply",
         "rate",
-        "signals:unsupported_claim",
+        "judged_unbacked_claims",
         "judged_replies",
         1,
         "judged replies",
     ),
 )
 METRIC_BY_NAME = {m.name: m for m in METRICS}
+# Metrics from the judge's weighted sample: ``value`` is the weighted estimate, with an interval.
+WEIGHTED = frozenset({"unbacked_claims_per_judged_reply"})
 
 
 @dataclass(slots=True)
@@ -88,6 +97,9 @@ class GroupCounts:
     tool_calls: int = 0
     replies: int = 0
     judged_replies: int = 0
+    judged_unbacked_claims: int = 0
+    # (weight, unbacked claims, judged replies) per judged session, for the weighted estimate.
+    judged: list[tuple[float, int, int]] = field(default_factory=list)
     action_claim_sessions: int = 0
     signals: Counter[str] = field(default_factory=Counter)
     sessions_with: Counter[str] = field(default_factory=Counter)
@@ -107,10 +119,17 @@ class GroupCounts:
         self.tool_calls += other.tool_calls
         self.replies += other.replies
         self.judged_replies += other.judged_replies
+        self.judged_unbacked_claims += other.judged_unbacked_claims
+        self.judged.extend(other.judged)
         self.action_claim_sessions += other.action_claim_sessions
         self.signals.update(other.signals)
         self.sessions_with.update(other.sessions_with)
         return self
+
+    def add_judged(self, weight: float, unbacked_claims: int, judged_replies: int) -> None:
+        self.judged_replies += judged_replies
+        self.judged_unbacked_claims += unbacked_claims
+        self.judged.append((weight, unbacked_claims, judged_replies))
 
     def value_of(self, ref: str) -> int:
         if ref.startswith("signals:"):
@@ -144,6 +163,12 @@ def metric_rows(groups: dict[Group, GroupCounts], day: str, run_id: str) -> list
     ):
         for m in METRICS:
             numerator, denominator = counts.value_of(m.numerator), counts.value_of(m.denominator)
+            value = m.scale * numerator / denominator if denominator else None
+            low = high = None
+            if m.name in WEIGHTED:
+                estimate = ratio_estimate(counts.judged)
+                if estimate is not None:
+                    value, low, high = estimate.value, estimate.low, estimate.high
             rows.append(
                 {
                     "date": day,
@@ -154,7 +179,9 @@ def metric_rows(groups: dict[Group, GroupCounts], day: str, run_id: str) -> list
                     "kind": m.kind,
                     "numerator": numerator,
                     "denominator": denominator,
-                    "value": m.scale * numerator / denominator if denominator else None,
+                    "value": value,
+                    "ci_low": low,
+                    "ci_high": high,
                     "sessions": counts.sessions,
                 }
             )

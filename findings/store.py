@@ -4,6 +4,9 @@
     <results>/signals/date=YYYY-MM-DD/run=<run_id>/part-00000.parquet    one row per signal
     <results>/failures/date=YYYY-MM-DD/run=<run_id>/part-00000.parquet   one row per unreadable file
     <results>/audit/date=YYYY-MM-DD/run=<run_id>/part-00000.parquet      faithfulness audit log
+    <results>/judgements/date=YYYY-MM-DD/run=<run_id>/part-00000.parquet one row per judged reply
+    <results>/judge-cache/<ab>/<sha256>.json                             the judge's replies, by
+                                                                         content hash (any day)
     <results>/manifests/date=YYYY-MM-DD/manifest.json                    the run's manifest
 
 Batches write their own parts, so nothing waits in memory for the end of the run. The manifest
@@ -21,6 +24,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from sessions.errors import ConfigError
 from sessions.storage import LocalStore, Store
 
 # Every table says which day and which run it belongs to; the per-session tables also say which
@@ -104,6 +108,8 @@ METRIC_SCHEMA = pa.schema(
         ("numerator", pa.int64()),
         ("denominator", pa.int64()),
         ("value", pa.float64()),
+        ("ci_low", pa.float64()),  # a 95% interval, for estimates from the judge's sample
+        ("ci_high", pa.float64()),
         ("sessions", pa.int64()),
     ]
 )
@@ -127,6 +133,34 @@ ANOMALY_SCHEMA = pa.schema(
         ("status", pa.string()),
         ("severity", pa.string()),
         ("reason", pa.string()),
+    ]
+)
+
+# The LLM judge: one row per judged reply, scored or not (an unscored row says why).
+JUDGEMENT_SCHEMA = pa.schema(
+    [
+        *_RUN,
+        *_SESSION,
+        ("reply_event", pa.int32()),
+        ("status", pa.string()),  # scored | unscored | over_budget
+        ("score", pa.float64()),  # contradicted claims / claims
+        ("claims", pa.int32()),
+        ("supported", pa.int32()),
+        ("partial", pa.int32()),
+        ("unsupported", pa.int32()),
+        ("contradicted", pa.int32()),
+        ("reason", pa.string()),
+        ("unscored_reason", pa.string()),
+        ("model", pa.string()),
+        ("template", pa.string()),
+        ("cached", pa.bool_()),
+        ("input_tokens", pa.int64()),
+        ("output_tokens", pa.int64()),
+        ("cost_usd", pa.float64()),
+        ("weight", pa.float64()),  # 1 / inclusion probability of the session in the sample
+        ("flagged", pa.bool_()),  # code checks flagged the session (it was oversampled)
+        ("evidence_truncated", pa.bool_()),
+        ("claims_detail", pa.string()),  # JSON: each claim with its label and evidence
     ]
 )
 
@@ -154,6 +188,7 @@ TABLES = {
     "metrics": METRIC_SCHEMA,
     "anomalies": ANOMALY_SCHEMA,
     "findings": FINDING_SCHEMA,
+    "judgements": JUDGEMENT_SCHEMA,
 }
 # Files that are not Parquet tables but live in a run's folder all the same.
 DOCUMENTS = ("findings_detail",)
@@ -163,7 +198,13 @@ class ResultsStore:
     def __init__(self, store: Store, prefix: str = "halluwatch/") -> None:
         if isinstance(store, LocalStore):
             # Results are written here anyway; a first run on an empty day must find it.
-            store.root.mkdir(parents=True, exist_ok=True)
+            try:
+                store.root.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise ConfigError(
+                    f"results location {store.root} cannot be used as a folder "
+                    f"({exc.strerror}): point results.location at a folder"
+                ) from None
         self.store = store
         self.prefix = prefix if not prefix or prefix.endswith("/") else prefix + "/"
 

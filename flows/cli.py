@@ -1,11 +1,12 @@
 """The `halluwatch` command.
 
-    halluwatch scan PATH... [--config FILE] [--format F] [--json]
+    halluwatch scan PATH... [--config FILE] [--format F] [--judge] [--json]
     halluwatch run --config FILE [--date YYYY-MM-DD|yesterday] [--json]
     halluwatch backfill --config FILE --start D --end D [--deploy-version V] [--concurrency N]
     halluwatch compare --config FILE (--before D1..D2 --after D3..D4 | --deploy-version V) [--json]
     halluwatch query --config FILE "SQL" [--json]
     halluwatch serve --config FILE [--cron "0 3 * * *"] [--timezone ZONE]
+    halluwatch judge-eval [--set FILE] [--config FILE] [--json]
 
 Exit codes: 0 ran (findings are a normal outcome), 2 usage or config error, 3 run errors above
 the allowed share, 4 alerts not delivered. Errors print one line, never a traceback.
@@ -36,6 +37,7 @@ PREFECT_DEFAULTS = {
     "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
     "PREFECT_LOGGING_LEVEL": "WARNING",
     "PREFECT_SERVER_LOGGING_LEVEL": "CRITICAL",
+    "DASK_LOGGING__DISTRIBUTED": "warning",  # a Dask cluster's start-up chatter
 }
 
 
@@ -49,6 +51,12 @@ def _parser() -> argparse.ArgumentParser:
     scan.add_argument("paths", nargs="+", metavar="PATH", help="session files or folders")
     scan.add_argument("--config", help="run config (YAML) for agents, tools and detectors")
     scan.add_argument("--format", default=None, help="session format (default: detect per file)")
+    scan.add_argument(
+        "--judge",
+        action="store_true",
+        help="also run the LLM judge on every session (judge.model or JUDGE_MODEL, and "
+        "OPENAI_API_KEY or OPENAI_BASE_URL)",
+    )
     scan.add_argument("--json", action="store_true", help="one JSON object per session per line")
 
     run = commands.add_parser("run", help="run the nightly job for one day")
@@ -93,6 +101,17 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument(
         "--timezone", help="time zone of the cron schedule (default: the config's run.timezone)"
     )
+    evaluation = commands.add_parser(
+        "judge-eval", help="run the LLM judge on hand-labelled claims and print agreement"
+    )
+    evaluation.add_argument(
+        "--set",
+        dest="labelled",
+        default="tests/validation/claims.jsonl",
+        help="labelled claims, one case per line (default: tests/validation/claims.jsonl)",
+    )
+    evaluation.add_argument("--config", help="run config (YAML) with the `judge:` section")
+    evaluation.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
 
 
@@ -107,6 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "query": _query,
             "serve": _serve,
             "alerts": _alerts,
+            "judge-eval": _judge_eval,
         }
         return commands[args.command](args)
     except (ConfigError, CredentialError) as exc:
@@ -141,6 +161,7 @@ def _scan(args: argparse.Namespace) -> int:
     cfg = loaded.config
     reader = SessionReader(cfg.sessions, cfg.agents, base=loaded.base)
     suite = loaded.detector_suite()
+    judge = _scan_judge(loaded) if args.judge else None
     out = sys.stdout
     sessions = failed = no_tools = calls = 0
     kinds: Counter[str] = Counter()
@@ -149,7 +170,7 @@ def _scan(args: argparse.Namespace) -> int:
             f"{'SOURCE':48} {'SESSION':38} {'FORMAT':18} {'EVENTS':>6} {'CALLS':>5}  SIGNALS",
             file=out,
         )
-    for line in scan(args.paths, reader, suite):
+    for line in scan(args.paths, reader, suite, judge.signals if judge else None):
         row = line.to_dict()
         if line.failure:
             failed += 1
@@ -190,8 +211,64 @@ def _scan(args: argparse.Namespace) -> int:
                 "(list their tools under `agents:` in the config).",
                 file=out,
             )
+        if judge is not None:
+            print(f"LLM evaluations: {_judge_line(judge.totals())}", file=out)
     total = sessions + failed
     return EXIT_RUN_ERRORS if total and failed / total > cfg.run.max_error_share else EXIT_OK
+
+
+def _scan_judge(loaded: Any) -> Any:
+    from flows.scan import ScanJudge
+
+    return ScanJudge.build(loaded)
+
+
+def _judge_line(totals: dict[str, Any]) -> str:
+    """One line about the judge: off and why, or what it judged, reused and spent."""
+    if totals.get("status") == "off":
+        return f"off ({totals.get('reason')})"
+    if totals.get("status") == "error":
+        return f"FAILED ({totals.get('reason')})"
+    cost = totals.get("cost_usd")
+    spent = f"${cost:.4f}" if isinstance(cost, int | float) else "cost unknown (no prices set)"
+    line = (
+        f"{totals.get('judged_replies', 0)} replies judged with {totals.get('model')} "
+        f"({totals.get('requests', 0)} requests, {totals.get('cache_hits', 0)} from the cache, "
+        f"{totals.get('input_tokens', 0) + totals.get('output_tokens', 0):,} tokens, {spent})"
+    )
+    if totals.get("unscored"):
+        line += f"; {totals['unscored']} unscored: {totals.get('unscored_reasons')}"
+    if totals.get("over_budget"):
+        line += "; the budget cap stopped judging"
+    return line
+
+
+def _judge_eval(args: argparse.Namespace) -> int:
+    from detectors.judge import Judge, JudgeSettings, resolve_model
+    from detectors.judge.calibration import CalibrationSetError, format_report, load_cases
+    from flows.judge_eval import evaluate
+
+    loaded = _load(args.config, None)
+    if resolve_model(loaded.config.judge, JudgeSettings()) is None:
+        raise ConfigError(
+            "judge-eval needs a judge: set judge.model in the config or JUDGE_MODEL, and "
+            "OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)"
+        )
+    try:
+        cases = load_cases(args.labelled)
+    except FileNotFoundError:
+        raise ConfigError(f"--set {args.labelled}: no such file") from None
+    except CalibrationSetError as exc:
+        raise ConfigError(str(exc)) from None
+    result = evaluate(cases, Judge(loaded.config.judge, JudgeSettings()))
+    if args.json:
+        print(orjson.dumps(result.to_dict(), option=orjson.OPT_INDENT_2).decode())
+        return EXIT_OK
+    print(format_report(result.report, title=f"Judge vs human labels: {len(cases)} cases"))
+    for case_id, reason in result.unscored.items():
+        print(f"unscored: {case_id}: {reason}")
+    print(f"\nLLM evaluations: {_judge_line(result.totals)}")
+    return EXIT_OK
 
 
 def _short(text: str | None, width: int) -> str:
@@ -199,9 +276,13 @@ def _short(text: str | None, width: int) -> str:
     return (text if len(text) <= width else "…" + text[-(width - 1) :]).ljust(width)
 
 
-def _start_prefect() -> None:
+def _start_prefect(loaded: Any) -> None:
     for key, value in PREFECT_DEFAULTS.items():
         os.environ.setdefault(key, value)
+    if loaded.config.run.task_runner.type == "dask":
+        from flows.runners import check_api_server
+
+        check_api_server(loaded.config.run.task_runner)  # a Dask run needs a real server
     if not os.environ.get("PREFECT_API_URL"):
         print(
             "Starting Prefect's temporary API server (about 15 s, up to 30 s on a first run; "
@@ -218,7 +299,7 @@ def _run(args: argparse.Namespace) -> int:
     loaded = _load(args.config, None)  # a bad config or date stops here, before Prefect starts
     day = resolve_date(args.date, loaded.config.run.timezone)
     build_channels(loaded)  # and so does a missing channel secret
-    _start_prefect()
+    _start_prefect(loaded)
     began = time.monotonic()
     from alerts.dispatch import AlertsNotDelivered
     from findings.canaries import CanaryMissed
@@ -268,7 +349,7 @@ def _backfill(args: argparse.Namespace) -> int:
         raise ConfigError(f"--end {end} is before --start {start}")
     if args.concurrency < 1:
         raise ConfigError(f"--concurrency must be 1 or more, not {args.concurrency}")
-    _start_prefect()
+    _start_prefect(loaded)
     began = time.monotonic()
     from flows import progress
     from flows.nightly import backfill
@@ -402,6 +483,8 @@ def _print_summary(m: dict[str, Any], seconds: float) -> None:
         )
     for kind, count in m["signals_by_kind"].items() or [("signals", 0)]:
         print(f"  {kind}: {count}")
+    if m.get("judge"):
+        print(f"  LLM evaluations: {_judge_line(m['judge'])}")
     for a in m.get("anomalies", []):
         print(
             f"  ANOMALY [{a['severity']}] {a['metric']} {a['agent']} {a['agent_version']}: "

@@ -8,17 +8,19 @@ an unknown time zone. Each problem becomes one ``ConfigError`` line that names t
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import orjson
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from alerts.config import AlertsConfig
+from detectors.judge import JudgeConfig, JudgeSettings, load_references, resolve_model
 from detectors.runner import DetectorSuite
 from findings.config import FindingsConfig
 from sessions.config import AgentConfig, SessionsConfig, agent_registries
@@ -41,6 +43,55 @@ class ResultsConfig(_Strict):
     endpoint_url: str | None = Field(None, description="S3-compatible endpoint for results.")
 
 
+class ThreadsRunner(_Strict):
+    """Batches on threads of the flow's own process: the default, right for I/O-bound days."""
+
+    type: Literal["threads"] = Field("threads", description="Run batches on a thread pool.")
+    max_workers: int | None = Field(
+        None, ge=1, description="Threads at most; when unset, Prefect's default (one per batch)."
+    )
+
+
+class ProcessesRunner(_Strict):
+    """Batches in worker processes on this host, for CPU-bound parsing and code checks."""
+
+    type: Literal["processes"] = Field(description="Run batches on a pool of processes.")
+    max_workers: int | None = Field(
+        None, ge=1, description="Processes at most; the host's CPU count when unset."
+    )
+
+
+class DaskRunner(_Strict):
+    """Batches on a Dask cluster (prefect-dask): many hosts, or a local cluster for the run."""
+
+    type: Literal["dask"] = Field(description="Run batches on a Dask cluster.")
+    address: str | None = Field(
+        None,
+        description="Scheduler of a running cluster (`tcp://scheduler:8786`); when unset, a "
+        "local cluster is started for the run and stopped after it.",
+    )
+    n_workers: int = Field(2, ge=1, description="Workers of the local cluster.")
+    threads_per_worker: int = Field(1, ge=1, description="Threads per local-cluster worker.")
+    processes: bool = Field(
+        True, description="Local-cluster workers as processes (true) or as threads (false)."
+    )
+
+    @model_validator(mode="after")
+    def _local_settings_need_a_local_cluster(self) -> DaskRunner:
+        local = sorted(self.model_fields_set & {"n_workers", "threads_per_worker", "processes"})
+        if self.address and local:
+            raise ValueError(
+                f"{', '.join(local)} size a local cluster; with `address` the cluster is "
+                "already running (size it where it is started)"
+            )
+        return self
+
+
+TaskRunnerConfig = Annotated[
+    ThreadsRunner | ProcessesRunner | DaskRunner, Field(discriminator="type")
+]
+
+
 class RunSettings(_Strict):
     timezone: str = Field("UTC", description="Time zone in which `yesterday` is computed.")
     batch_mb: float = Field(
@@ -51,6 +102,11 @@ class RunSettings(_Strict):
         ge=0,
         le=1,
         description="Share of unreadable files above which the run exits with code 3.",
+    )
+    task_runner: TaskRunnerConfig = Field(
+        default_factory=ThreadsRunner,
+        description="Where batches run: `threads` (default), `processes` on this host, or "
+        "`dask` for a cluster of many hosts.",
     )
 
 
@@ -66,6 +122,10 @@ class RunConfig(_Strict):
     results: ResultsConfig = Field(default_factory=ResultsConfig)
     findings: FindingsConfig = Field(default_factory=FindingsConfig)
     alerts: AlertsConfig = Field(default_factory=AlertsConfig)
+    judge: JudgeConfig = Field(
+        default_factory=JudgeConfig,
+        description="The LLM judge on a sample of sessions; off unless a model is named.",
+    )
     run: RunSettings = Field(default_factory=RunSettings)
 
 
@@ -147,3 +207,11 @@ def check(loaded: LoadedConfig) -> None:
         raise ConfigError(f"run.timezone: unknown time zone {config.run.timezone!r}") from None
     loaded.detector_suite()
     agent_registries(config.agents, loaded.base)
+    # The judge: a named model without a key or endpoint, or a missing facts file, stops here.
+    resolve_model(config.judge, JudgeSettings())
+    load_references(config.judge, loaded.base)
+    if config.run.task_runner.type == "dask" and importlib.util.find_spec("prefect_dask") is None:
+        raise ConfigError(
+            "run.task_runner: type dask needs prefect-dask, which is not installed: "
+            "pip install 'halluwatch[dask]'"
+        )

@@ -27,12 +27,17 @@ from findings.anomalies import anomaly_row
 from findings.batch import BatchPartial, run_batch
 from findings.canaries import CanaryMissed, CanaryResult, check_canaries
 from findings.evaluate import earlier_days, evaluate_day
+from findings.metrics import merge_groups
+from findings.sampling import Sample
 from findings.store import ResultsStore
 from flows.alerting import report_and_alert
 from flows.config import LoadedConfig, load_config
 from flows.context import run_parts
 from flows.dates import resolve_date
+from flows.failures import notify_failure
+from flows.judging import JudgePartial, judge_off, judge_sample, sampling_plan
 from flows.progress import reporter
+from flows.runners import ConfiguredTaskRunner, use_task_runner
 from sessions.errors import ConfigError, CredentialError
 from sessions.grouping import batches, select
 from sessions.reader import SessionReader
@@ -68,7 +73,16 @@ def process_batch(
         batch_no=batch_no,
         units=units,
         read_concurrency=loaded.config.sessions.read_concurrency,
+        sampling=sampling_plan(loaded),
     )
+
+
+@task(name="judge-sample", cache_policy=NO_CACHE)
+def judge_sample_task(
+    loaded: LoadedConfig, day: date, run_id: str, sample: Sample, part: int
+) -> JudgePartial:
+    # No task retries: each judge call retries on its own, and the cache makes a re-run cheap.
+    return judge_sample(loaded, day, run_id, sample, part)
 
 
 @dataclass(slots=True)
@@ -83,6 +97,7 @@ class AnalysedDay:
     skipped: dict[str, int]
     batches: int
     total: BatchPartial
+    judge: dict[str, Any]
 
 
 def analyse_day(loaded: LoadedConfig, day: date) -> AnalysedDay:
@@ -121,9 +136,18 @@ def analyse_day(loaded: LoadedConfig, day: date) -> AnalysedDay:
             progress.advance(partial.sessions)
     finally:
         progress.stop()
+    judge = judge_off()
+    if total.frame is not None:
+        # The judge reads its sample once the whole day has been offered to it; its signals
+        # go in one more part after the batches' own.
+        judged = judge_sample_task(loaded, day, run_id, total.frame.select(), len(planned))
+        merge_groups(total.groups, judged.groups)
+        total.signals_by_kind.update(judged.signals_by_kind)
+        judge = judged.manifest
+        total.frame = None  # not needed past here, and not small
     skipped = {k: len(v) for k, v in sorted(selection.skipped.items())}
     listed = sum(len(u.objects) for u in selection.units) + sum(skipped.values())
-    return AnalysedDay(day, run_id, started, prefix, listed, skipped, len(planned), total)
+    return AnalysedDay(day, run_id, started, prefix, listed, skipped, len(planned), total, judge)
 
 
 def _failed_batch(units: Units, exc: Exception) -> BatchPartial:
@@ -172,6 +196,7 @@ def commit_day(
         "batches": analysed.batches,
         "detectors": parts.suite.describe(),
         **analysed.total.to_dict(),
+        "judge": analysed.judge,
         "spike_tests": dict(sorted(Counter(s.status for s in evaluation.spikes).items())),
         "anomalies": [anomaly_row(s, day, run_id) for s in evaluation.anomalies],
         "findings": [
@@ -193,6 +218,9 @@ def commit_day(
     canaries = check_canaries(SessionReader(), parts.suite)
     manifest["canaries"] = [c.to_dict() for c in canaries]
     manifest["anomalies"].extend(canary_row(c, day, run_id) for c in canaries if not c.caught)
+    if analysed.judge.get("status") == "error":
+        reason = f"LLM evaluations failed: {analysed.judge.get('reason')}"
+        manifest["anomalies"].append(_row(day, run_id, "judge", "high", reason))
     volume = volume_row(parts.results, analysed, loaded.config.findings.spikes.window_days, run_id)
     if volume is not None:
         manifest["anomalies"].append(volume)
@@ -277,13 +305,21 @@ def run_day(loaded: LoadedConfig, day: date, *, dry_run: bool = False) -> dict[s
     return commit_day(loaded, analyse_day(loaded, day), dry_run=dry_run)
 
 
-@flow(name="nightly", flow_run_name="nightly-{date}", log_prints=False)
+@flow(
+    name="nightly",
+    flow_run_name="nightly-{date}",
+    log_prints=False,
+    task_runner=ConfiguredTaskRunner(),
+    on_failure=[notify_failure],  # one "run failed" message (flows/failures.py)
+    on_crashed=[notify_failure],
+)
 def nightly(config: str, date: str = "yesterday", dry_run: bool = False) -> dict[str, Any]:
     """Analyse one day of agent sessions, write its results and report, send its alerts.
 
     ``dry_run`` records what would be sent without sending it.
     """
     loaded = load_config(config)
+    use_task_runner(loaded)  # run.task_runner: threads, processes or dask
     manifest = run_day(loaded, resolve_date(date, loaded.config.run.timezone), dry_run=dry_run)
     alerts = manifest.get("alerts") or {}
     if alerts.get("failed"):
@@ -305,7 +341,14 @@ def nightly(config: str, date: str = "yesterday", dry_run: bool = False) -> dict
     return manifest
 
 
-@flow(name="backfill", flow_run_name="backfill-{start}-{end}", log_prints=False)
+@flow(
+    name="backfill",
+    flow_run_name="backfill-{start}-{end}",
+    log_prints=False,
+    task_runner=ConfiguredTaskRunner(),
+    on_failure=[notify_failure],  # one "run failed" message (flows/failures.py)
+    on_crashed=[notify_failure],
+)
 def backfill(
     config: str, start: str, end: str, deploy_version: str | None = None, concurrency: int = 2
 ) -> list[dict[str, Any]]:
@@ -318,6 +361,7 @@ def backfill(
     not news.
     """
     loaded = load_config(config)
+    use_task_runner(loaded)  # run.task_runner: threads, processes or dask
     tz = loaded.config.run.timezone
     first, last = resolve_date(start, tz), resolve_date(end, tz)
     if last < first:

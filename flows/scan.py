@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from detectors.judge import (
+    Judge,
+    JudgeConfig,
+    JudgeSettings,
+    MemoryCache,
+    judge_items,
+    judgement_signals,
+    load_references,
+    resolve_model,
+)
 from detectors.models import Signal
 from detectors.runner import DetectorSuite
+from flows.config import LoadedConfig
 from sessions.errors import ConfigError, HalluwatchError
 from sessions.grouping import select
 from sessions.models import EventKind, Session
@@ -64,8 +75,16 @@ def discover(paths: Sequence[str], include: Sequence[str]) -> list[list[ObjectIn
     return [unit.objects for unit in selection.units]
 
 
-def scan(paths: Sequence[str], reader: SessionReader, suite: DetectorSuite) -> Iterator[ScanLine]:
-    """Yield one line per session (or per unreadable file), unit by unit."""
+def scan(
+    paths: Sequence[str],
+    reader: SessionReader,
+    suite: DetectorSuite,
+    judge: Callable[[Session], list[Signal]] | None = None,
+) -> Iterator[ScanLine]:
+    """Yield one line per session (or per unreadable file), unit by unit.
+
+    With ``judge``, each session's judged-claim signals follow its code-check signals.
+    """
     for unit in discover(paths, reader.config.include):
         files: list[tuple[str, bytes | Exception]] = []
         for obj in unit:
@@ -77,4 +96,37 @@ def scan(paths: Sequence[str], reader: SessionReader, suite: DetectorSuite) -> I
         for failure in result.failures:
             yield ScanLine(failure.source, failure=failure)
         for session in result.sessions:
-            yield ScanLine(session.source, session, tuple(suite.run(session)))
+            signals = suite.run(session)
+            if judge is not None:
+                signals += judge(session)
+            yield ScanLine(session.source, session, tuple(signals))
+
+
+@dataclass(slots=True)
+class ScanJudge:
+    """The LLM judge for `scan --judge`: every session given is judged (no sampling: the user
+    chose the files), its last replies as in the nightly run, identical replies judged once."""
+
+    judge: Judge
+    config: JudgeConfig
+    references: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, loaded: LoadedConfig) -> ScanJudge:
+        cfg = loaded.config.judge
+        settings = JudgeSettings()
+        if resolve_model(cfg, settings) is None:
+            raise ConfigError(
+                "--judge needs a judge model: set judge.model in the config or JUDGE_MODEL, and "
+                "OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)"
+            )
+        judge = Judge(cfg, settings, cache=MemoryCache())
+        return cls(judge, cfg, load_references(cfg, loaded.base))
+
+    def signals(self, session: Session) -> list[Signal]:
+        facts = self.references.get(session.agent or "", [])
+        items = judge_items(session, self.config, facts)
+        return [s for j in self.judge.judge(items) for s in judgement_signals(j)] if items else []
+
+    def totals(self) -> dict[str, Any]:
+        return {"status": "on", **self.judge.totals()}

@@ -7,6 +7,8 @@ Serves two deployments, the same two that `infra/prefect.yaml` declares for a wo
 ``run.timezone``) and `backfill/halluwatch-backfill` with no schedule, for runs started by hand
 or by CI after a deploy. Scheduling needs a real Prefect server: on the temporary API server a
 process starts for itself, Prefect refuses to schedule, so ``PREFECT_API_URL`` must be set.
+Each run reads the config afresh and runs its batches on the config's ``run.task_runner``
+(threads, processes or Dask; see ``flows.runners``), as a run started any other way does.
 """
 
 from __future__ import annotations

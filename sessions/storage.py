@@ -33,11 +33,18 @@ from urllib.request import url2pathname
 from botocore.exceptions import (
     BotoCoreError,
     ClientError,
+    IncompleteReadError,
     NoCredentialsError,
     PartialCredentialsError,
+    ResponseStreamingError,
 )
 
 from sessions.errors import ConfigError, CredentialError, StorageError
+
+
+# A body cut off mid-download is read again this many times in all (botocore retries requests,
+# not the streaming of their bodies).
+BODY_ATTEMPTS = 3
 
 
 class ObjectVanishedError(StorageError):
@@ -259,9 +266,18 @@ class S3Store(Store):
 
     def read(self, key: str) -> bytes:
         with self._errors("read", key):
-            reply = self._client.get_object(Bucket=self.bucket, Key=self.prefix + key)
-            with reply["Body"] as body:
-                return bytes(body.read())
+            for attempt in range(1, BODY_ATTEMPTS + 1):
+                reply = self._client.get_object(Bucket=self.bucket, Key=self.prefix + key)
+                body = reply["Body"]  # botocore's StreamingBody: it checks the length it reads
+                try:
+                    return bytes(body.read())
+                except (ResponseStreamingError, IncompleteReadError):
+                    # The connection broke mid-body; botocore retried the request, not this.
+                    if attempt == BODY_ATTEMPTS:
+                        raise
+                finally:
+                    body.close()
+        raise AssertionError("unreachable")
 
     def write(self, key: str, data: bytes) -> None:
         with self._errors("write", key):

@@ -52,7 +52,7 @@ def _run_day(config: Path, day: date) -> dict:
     skipped = {reason: len(keys) for reason, keys in sorted(selection.skipped.items())}
     listed = sum(len(u.objects) for u in selection.units) + sum(skipped.values())
     analysed = AnalysedDay(
-        day, f"run-{day}", datetime.now(UTC), prefix, listed, skipped, len(planned), total
+        day, f"run-{day}", datetime.now(UTC), prefix, listed, skipped, len(planned), total, {}
     )
     return commit_day(loaded, analysed)
 

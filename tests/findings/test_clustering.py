@@ -282,3 +282,43 @@ def test_signature_ignores_version_and_value_but_keeps_the_agent() -> None:
     assert signature(a) == signature(b)
     assert signature({**a, "agent": None})["agent"] is None
     assert signature({**a, "agent": None}) != signature(a)
+
+
+def _judged(sid: str, label: str, source: str | None, domain: str | None) -> dict[str, Any]:
+    session = _session(sid, [("get_order", {"order_id": "ORD-1"}, '{"refund": "$102"}', False)])
+    session.events.append(Event(EventKind.ASSISTANT, text="A refund of $120 was issued."))
+    session.reindex()
+    kind = {"contradicted": "contradicted_claim", "unsupported": "unsupported_claim"}[label]
+    signal = Signal(
+        kind=kind,
+        value="refund of $120",
+        events=[3, 2],
+        explanation='Reply says "refund of $120"; tool output get_order (event 2) says "$102"',
+        detector="llm_judge",
+        detector_version=1,
+        data={"label": label, "evidence_source": source, "domain": domain, "score": 1.0},
+    )
+    return signal_row(signal, session, DAY.isoformat(), "r1")
+
+
+def test_judged_claims_cluster_by_evidence_source_with_domain_severity() -> None:
+    rows = [
+        _judged("s1", "contradicted", "tool_output", None),
+        _judged("s2", "contradicted", "tool_output", None),
+        _judged("s3", "contradicted", "tool_output", "financial"),
+        _judged("s4", "unsupported", None, "financial"),
+        _judged("s5", "unsupported", None, None),
+    ]
+    findings = {
+        (f.kind, f.signature.get("domain")): f for f in cluster(rows, {"support-bot": 1000}, DAY)
+    }
+    assert len(findings) == 4
+    tool = findings[("contradicted_claim", None)]
+    assert tool.affected_sessions == 2 and tool.severity is Severity.HIGH
+    assert tool.title == "support-bot states facts that contradict tool output"
+    assert "verbatim" in tool.recommended_fix
+    assert findings[("contradicted_claim", "financial")].severity is Severity.CRITICAL
+    ungrounded = findings[("unsupported_claim", "financial")]
+    assert ungrounded.severity is Severity.HIGH
+    assert "refusal-and-redirect" in ungrounded.recommended_fix
+    assert findings[("unsupported_claim", None)].severity is Severity.LOW

@@ -195,7 +195,8 @@ def _analysed(day: date, sessions: int) -> object:
 
     total = BatchPartial()
     total.sessions = sessions
-    return AnalysedDay(day, "run-x", datetime.now(UTC), "sessions/2026/11/29/", 0, {}, 0, total)
+    started = datetime.now(UTC)
+    return AnalysedDay(day, "run-x", started, "sessions/2026/11/29/", 0, {}, 0, total, {})
 
 
 @pytest.mark.parametrize(
