@@ -112,7 +112,8 @@ def session_row(session: Session, signals: int, day: str, run_id: str) -> dict[s
     }
 
 
-def _identity(session: Session, day: str, run_id: str) -> dict[str, Any]:
+def identity(session: Session, day: str, run_id: str) -> dict[str, Any]:
+    """The columns every per-session table starts with."""
     return {
         "date": day,
         "run_id": run_id,
@@ -125,7 +126,7 @@ def _identity(session: Session, day: str, run_id: str) -> dict[str, Any]:
 
 def signal_row(signal: Signal, session: Session, day: str, run_id: str) -> dict[str, Any]:
     return {
-        **_identity(session, day, run_id),
+        **identity(session, day, run_id),
         "kind": signal.kind,
         "value": signal.value,
         "severity": str(signal.severity),
@@ -174,7 +175,7 @@ def audit_row(signal: Signal, session: Session, day: str, run_id: str) -> dict[s
     if not isinstance(audit, dict):
         return None
     return {
-        **_identity(session, day, run_id),
+        **identity(session, day, run_id),
         "action": audit.get("action"),
         "event": signal.events[0] if signal.events else None,
         "score": audit.get("score"),

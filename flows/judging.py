@@ -31,7 +31,7 @@ from detectors.judge import (
     judgement_signals,
     load_references,
 )
-from findings.batch import signal_row
+from findings.batch import identity, signal_row
 from findings.judge_cache import StoreJudgeCache
 from findings.metrics import Group, GroupCounts
 from findings.sampling import Sample, Sampled, SamplingPlan
@@ -153,12 +153,7 @@ def judgement_row(
 ) -> dict[str, Any]:
     labels = Counter(c.label for c in judgement.claims)
     return {
-        "date": day,
-        "run_id": run_id,
-        "session_id": session.id,
-        "source": session.source,
-        "agent": session.agent,
-        "agent_version": session.agent_version,
+        **identity(session, day, run_id),
         "reply_event": judgement.item.reply_index,
         "status": judgement.status,
         "score": judgement.score,
