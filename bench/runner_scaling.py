@@ -1,19 +1,23 @@
 """How a day's analysis scales with workers: 1 then 2 Dask workers, 1 then 2 processes.
 
-    python bench/runner_scaling.py [--sessions 4000] [--batch-mb 64] [--corpus ../shared/corpus]
-                                   [--json]
+    python bench/runner_scaling.py [--sessions 3000] [--batch-mb 64] [--repeat 2]
+                                   [--corpus ../shared/corpus] [--json]
 
 Writes one generated day to a temporary folder (the generator of `bench/code_checks.py`: the
 corpus's tau-bench trajectories and Claude Code sessions with their sub-agent files, every id
 varied per copy), then runs the nightly job's analysis of that day (`analyse_day`: list, pack
-into batches, read, every code check, write the day's parts) once per task runner, each in a
-flow run of its own with `run.task_runner` set in its config:
+into batches, read, every code check, write the day's parts) on each task runner, in a flow
+run of its own with `run.task_runner` set in its config:
 
     {type: dask, n_workers: 1|2, threads_per_worker: 1}   a LocalCluster of worker processes
     {type: processes, max_workers: 1|2}                   Prefect's ProcessPoolTaskRunner
 
-The time is the analysis's wall time as a night pays it, start-up of the workers included. It
-prints sessions/s and MB/s (of session files) per run and the speed-up from 1 to 2 workers.
+The time is the analysis's wall time as a night pays it, start-up of the workers included; the
+runners take turns `--repeat` times and the fastest run of each counts. It prints sessions/s
+and MB/s (of session files) per runner, the speed-up from 1 to 2 workers, and the CPU seconds
+the benchmark used (its own process, the Prefect server, the workers) next to what other jobs
+on the machine took meanwhile, which shows whether 2 workers found 2 idle cores.
+
 Tasks on processes and Dask workers report to a Prefect API: `PREFECT_API_URL` when set, else
 a temporary server started for the benchmark (as the tests do).
 """
@@ -23,7 +27,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import sys
 import tempfile
@@ -95,8 +98,8 @@ run:
 """
 
 
-def measure(root: Path, corpus: Path, batch_mb: float) -> list[dict[str, Any]]:
-    """Analyse the day once per runner, each in its own flow run."""
+def measure(root: Path, corpus: Path, batch_mb: float, repeat: int) -> list[dict[str, Any]]:
+    """Analyse the day ``repeat`` times per runner, each in a flow run; the fastest of each."""
     from prefect import flow
 
     from flows.config import load_config
@@ -122,38 +125,58 @@ def measure(root: Path, corpus: Path, batch_mb: float) -> list[dict[str, Any]]:
             "failures": sum(total.failures_by_reason.values()),
         }
 
-    rows = []
-    for kind, workers, runner in RUNNERS:
-        results = root / f"results-{kind}-{workers}"
-        config = root / f"{kind}-{workers}.yaml"
-        config.write_text(config_text(root, corpus, results, runner, batch_mb))
-        cpu = _cpu_seconds()
-        row = analyse(str(config))
-        row.update(runner=kind, workers=workers, cpu_seconds=_cpu_seconds() - cpu)
-        print(
-            f"  {kind} x{workers}: {row['seconds']:.1f} s, {row['batches']} batches, "
-            f"{row['cpu_seconds']:.1f} CPU s",
-            file=sys.stderr,
-            flush=True,
-        )
-        rows.append(row)
-        shutil.rmtree(results, ignore_errors=True)
-    return rows
+    best: dict[tuple[str, int], dict[str, Any]] = {}
+    for _ in range(repeat):  # the runners take turns, so machine noise affects them alike
+        for kind, workers, runner in RUNNERS:
+            results = root / f"results-{kind}-{workers}"
+            config = root / f"{kind}-{workers}.yaml"
+            config.write_text(config_text(root, corpus, results, runner, batch_mb))
+            cpu, machine = _cpu_seconds(), _machine_cpu_seconds()
+            row = analyse(str(config))
+            ours = _cpu_seconds() - cpu
+            others = max(0.0, _machine_cpu_seconds() - machine - ours)
+            row.update(runner=kind, workers=workers, cpu_seconds=ours, others_cpu_seconds=others)
+            print(
+                f"  {kind} x{workers}: {row['seconds']:.1f} s, {row['batches']} batches, "
+                f"{ours:.1f} CPU s, other jobs {others:.1f} CPU s",
+                file=sys.stderr,
+                flush=True,
+            )
+            shutil.rmtree(results, ignore_errors=True)
+            if (kind, workers) not in best or row["seconds"] < best[kind, workers]["seconds"]:
+                best[kind, workers] = row
+    return list(best.values())
 
 
 def _cpu_seconds() -> float:
-    """CPU time of this process and of its children that have ended (the workers, once stopped)."""
-    own, children = (
-        resource.getrusage(resource.RUSAGE_SELF),
-        resource.getrusage(resource.RUSAGE_CHILDREN),
-    )
-    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    """CPU time of this benchmark: this process, its descendants (the Prefect server, workers)
+    and every descendant that has ended."""
+    import psutil  # comes with distributed
+
+    total = 0.0
+    me = psutil.Process()
+    for process in [me, *me.children(recursive=True)]:
+        try:
+            t = process.cpu_times()
+        except psutil.Error:  # ended meanwhile: its parent's children_* count it
+            continue
+        total += t.user + t.system + t.children_user + t.children_system
+    return total
+
+
+def _machine_cpu_seconds() -> float:
+    """CPU time every process on the machine has used: with ours, what other jobs took."""
+    import psutil  # comes with distributed
+
+    times = psutil.cpu_times()
+    return times.user + times.nice + times.system + times.irq + times.softirq
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sessions", type=int, default=4000)
+    parser.add_argument("--sessions", type=int, default=3000)
     parser.add_argument("--batch-mb", type=float, default=64)
+    parser.add_argument("--repeat", type=int, default=2, help="runs per runner; the fastest counts")
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -174,12 +197,12 @@ def main() -> int:
             flush=True,
         )
         if os.environ.get("PREFECT_API_URL"):
-            rows = measure(root, corpus, args.batch_mb)
+            rows = measure(root, corpus, args.batch_mb, args.repeat)
         else:
             from prefect.testing.utilities import prefect_test_harness
 
             with prefect_test_harness(server_startup_timeout=120):
-                rows = measure(root, corpus, args.batch_mb)
+                rows = measure(root, corpus, args.batch_mb, args.repeat)
     counts = {(r["sessions"], r["tool_calls"], r["signals"], r["failures"]) for r in rows}
     assert len(counts) == 1, f"the runners disagree: {rows}"
     one = {r["runner"]: r["seconds"] for r in rows if r["workers"] == 1}
@@ -196,14 +219,21 @@ def main() -> int:
         f"{r0['batches']} batches of up to {args.batch_mb:g} MB; {r0['signals']:,} signals; "
         f"{os.cpu_count()} CPUs"
     )
-    print(f"{'runner':22}{'seconds':>9}{'sessions/s':>12}{'MB/s':>8}{'speed-up':>10}")
+    print(
+        f"{'runner':16}{'seconds':>9}{'sessions/s':>12}{'MB/s':>8}{'speed-up':>10}"
+        f"{'CPU s':>8}{'others':>8}"
+    )
     for r in rows:
         label = f"{r['runner']} x{r['workers']}"
         print(
-            f"{label:22}{r['seconds']:>9.1f}{r['sessions_per_s']:>12,.0f}{r['mb_per_s']:>8.1f}"
-            f"{r['speed_up']:>9.2f}x"
+            f"{label:16}{r['seconds']:>9.1f}{r['sessions_per_s']:>12,.0f}{r['mb_per_s']:>8.1f}"
+            f"{r['speed_up']:>9.2f}x{r['cpu_seconds']:>8.1f}{r['others_cpu_seconds']:>8.1f}"
         )
-    print("(wall time of the analysis, workers' start-up included; speed-up against 1 worker)")
+    print(
+        f"(fastest of {args.repeat} runs each: wall time of the analysis, the workers' start-up "
+        "included; speed-up against 1 worker; CPU s of the benchmark, workers and server included; "
+        "others: CPU s other jobs on the machine took meanwhile)"
+    )
     return 0
 
 

@@ -41,7 +41,6 @@ from botocore.exceptions import (
 
 from sessions.errors import ConfigError, CredentialError, StorageError
 
-
 # A body cut off mid-download is read again this many times in all (botocore retries requests,
 # not the streaming of their bodies).
 BODY_ATTEMPTS = 3
