@@ -141,13 +141,16 @@ def is_claim(sentence: str, start: int, end: int) -> bool:
     return not _UNDONE_AFTER.match(sentence[end:])
 
 
+_LEAD_WORD = re.compile(r"^(?:and|so|now|also|great|good|done|ok(?:ay)?)\W+", re.I)
+
+
 def unqualified_test_claim(sentence: str, start: int) -> bool:
     """A test claim that speaks of the whole suite, with no 'but'/'except' anywhere."""
     if _CONTRAST.search(sentence):
         return False
     breaks = [m.end() for m in _CLAUSE_BREAK.finditer(sentence, 0, start)]
     clause = sentence[breaks[-1] if breaks else 0 :].strip()
-    words = re.sub(r"^(?:and|so|now|also|great|good|done|ok(?:ay)?)\W+", "", clause, flags=re.I)
+    words = _LEAD_WORD.sub("", clause)
     return bool(_UNQUALIFIED_TESTS.match(words))
 
 
@@ -155,6 +158,9 @@ def unqualified_test_claim(sentence: str, start: int) -> bool:
 
 _BACKGROUND = re.compile(r"running in background|background with ID|started in background", re.I)
 _SHELL_KEYS = ("command", "cmd", "commands", "script")
+
+
+_SHELL_NAME = re.compile(r"bash|shell|exec|command", re.I)
 
 
 def command_text(call: Event) -> str:
@@ -168,8 +174,7 @@ def command_text(call: Event) -> str:
     if isinstance(value, list):
         return " ".join(str(v) for v in value)
     if isinstance(value, str) and (
-        not isinstance(call.input, str)
-        or re.search(r"bash|shell|exec|command", call.name or "", re.I)
+        not isinstance(call.input, str) or _SHELL_NAME.search(call.name or "")
     ):
         return value
     return ""
@@ -227,6 +232,9 @@ class _Result:
         return self._background
 
 
+_EXIT_CODE = re.compile(r"Exit code \d+")
+
+
 def _failure_reason(
     rule: CompiledRule, keys: RuleKeys, result: Event, low: str | None
 ) -> str | None:
@@ -243,7 +251,7 @@ def _failure_reason(
     if hit:
         return hit.group(0).strip()[:60]
     if result.is_error:
-        code = re.search(r"Exit code \d+", output)
+        code = _EXIT_CODE.search(output)
         return code.group(0).lower() if code else "an error"
     return None
 
@@ -262,7 +270,8 @@ def _derived(session: Session) -> list[ToolAction]:
     if registry is not None and registry.source != "claude_code_builtin":
         names |= registry.names
     if registry is None or registry.allow_mcp:
-        names |= {e.name for e in session.events if e.kind is EventKind.TOOL_CALL and e.name}
+        call = EventKind.TOOL_CALL
+        names |= {e.name for e in session.events if e.kind is call and e.name}
     key = frozenset(names)
     if key not in _DERIVED:
         if len(_DERIVED) >= 256:

@@ -11,6 +11,7 @@ not entities: only these seven kinds are checked.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 
 KINDS = ("case_id", "sku", "error_code", "percent", "money", "count", "date")
@@ -29,17 +30,28 @@ class Entity:
     digits: str = ""  # the digit run of an identifier (for `#48213` against `"id": 48213`)
 
 
-# Line-number prefixes of file views (`   157→`, `  12 | `, `cat -n`) and markup.
-_LINE_PREFIX = re.compile(r"^[ \t]*\d+(?:→|[ \t]*\|[ \t]?|\t)", re.MULTILINE)
-# `<...>|[*`|]`, written to start with a character class (which the regex engine skips to).
-_MARKUP = re.compile(r"[<*`|](?:(?<=<)\/?[A-Za-z][^<>\n]{0,200}>|(?<=[*`|]))")
+# Line-number prefixes of file views (`   157→`, `  12 | `, `cat -n`), each replaced by a blank,
+# and markup: an HTML-like tag, or one of `*`, `` ` ``, `|` (each also a blank). The regex
+# engine only skips quickly to a literal (not to a character class), so a prefix is found from
+# the newline before it (the first line's apart), and single characters by `str.replace`.
+_FIRST_PREFIX = re.compile(r"[ \t]*\d+(?:→|[ \t]*\|[ \t]?|\t)")
+_LINE_PREFIX = re.compile(r"\n" + _FIRST_PREFIX.pattern)
+_TAG = re.compile(r"<\/?[A-Za-z][^<>\n]{0,200}>")
 
 
 def clean(text: str) -> str:
     if "→" in text or "|" in text or "\t" in text:  # what a line-number prefix needs
-        text = _LINE_PREFIX.sub(" ", text)
-    if "<" in text or "*" in text or "`" in text or "|" in text:
-        text = _MARKUP.sub(" ", text)
+        first = _FIRST_PREFIX.match(text)
+        if first is not None:
+            text = " " + text[first.end() :]
+        text = _LINE_PREFIX.sub("\n ", text)
+    # A tag never starts or ends at one of the characters blanked first (nor holds a newline),
+    # and holds them and blanks alike: blanking them first leaves every tag as it was.
+    for mark in "*`|":
+        if mark in text:
+            text = text.replace(mark, " ")
+    if "<" in text:
+        text = _TAG.sub(" ", text)
     return text
 
 
@@ -179,8 +191,10 @@ _NUM_WORD = re.compile(
 _IDS_AT = re.compile(
     r"[#0A-Z](?<!\w.)(?:(?<=[#A-Z])[A-Z0-9]{0,6}[-_ /]?\d|(?<=E)RR|(?<=S)KU|(?<=0)x)"
 )
+# Every identifier starts with `#`, `0` (`0x...`) or a letter (case-insensitively, which takes
+# in the few non-ASCII letters that fold to one): numbers, frequent in tool output, never.
 _IDS_CONTEXT_AT = re.compile(
-    r"[#\w](?<!\w.)(?:\w{0,6}[-_ /]?\d|(?<=e)rr|(?<=s)ku|(?<=0)x)", re.IGNORECASE
+    r"[#0a-z](?<!\w.)(?:\w{0,6}[-_ /]?\d|(?<=e)rr|(?<=s)ku|(?<=0)x)", re.IGNORECASE
 )
 _DATES_AT = re.compile(
     r"[QHFJMASONDfst12](?<!\w.)(?:(?<=Q)[1-4]|(?<=H)[12]|(?<=F)(?:Y|eb)|(?<=J)(?:an|u[nl])"
@@ -209,7 +223,12 @@ def _scan(pattern: re.Pattern[str], trigger: re.Pattern[str], text: str) -> list
 # anchor, so a match's core starts at the first anchor where the core matches; the qualifier,
 # if any, ends where the blanks before that anchor start.
 _QUAL_END = re.compile(_QUAL[3:-5] + r"\Z")  # `(?P<q>...)` alone, ending where searched
-_DIGIT_AT = re.compile(r"\d(?<![\w.]\d)")
+# `_MONEY_WORD`'s core: a number, maybe a suffix, then the currency word (a number's first digit
+# alone would try the pattern at every number of a text that names a currency anywhere).
+_MONEY_WORD_AT = re.compile(
+    r"\d(?<![\w.]\d)[\d,.]*(?:\s?(?:[kKMB]|bn|mn)|\s(?:thousand|million|billion))?"
+    r"\s*(?:dollars|USD|usd|euros|EUR)"
+)
 _PERCENT_AT = re.compile(r"\d(?<![\w.]\d)[\d,.]*\s*[%p]")
 _COUNT_AT = re.compile(r"\d(?<![\w.$€£#:/-]\d)[\d,.]*[kKM]?\s+[a-z]")
 _MONEY_AT = re.compile(r"[$€£UEG](?:(?<=[$€£])|(?<!\w.)(?:(?<=U)SD|(?<=E)UR|(?<=G)BP))")
@@ -217,6 +236,14 @@ _MONEY_AT = re.compile(r"[$€£UEG](?:(?<=[$€£])|(?<!\w.)(?:(?<=U)SD|(?<=E)U
 _DATE_HINT = re.compile(
     r"[QHFq12](?:(?<=Q)[1-4]|(?<=H)[12]|(?<=F)Y|(?<=q)uarter|(?<=1)9\d\d|(?<=2)0\d\d)"
 )
+
+
+# What every `_DATE_HINT` match holds: tested with `in` before the regex scans the text.
+_DATE_MARKS = ("19", "20", "FY", "quarter", "Q1", "Q2", "Q3", "Q4", "H1", "H2")
+
+
+def _may_hold_date(text: str) -> bool:
+    return any(mark in text for mark in _DATE_MARKS) and _DATE_HINT.search(text) is not None
 
 
 def _scan_numeric(
@@ -244,12 +271,28 @@ def _scan_numeric(
 
 
 _DIGIT = re.compile(r"\d")
-_ID_WORD = re.compile("ERR|SKU")
 _ID_WORD_CONTEXT = re.compile("ERR|SKU", re.IGNORECASE)
+
+
+def _has_digit(text: str) -> bool:
+    """``_DIGIT.search(text) is not None``; for ASCII text by `in` (the regex engine scans a
+    character class slowly, and most replies hold no digit)."""
+    if text.isascii():
+        return any(digit in text for digit in "0123456789")
+    return _DIGIT.search(text) is not None
+
+
+def _has_id_word(text: str, context: bool) -> bool:
+    """Whether ``text`` holds `ERR` or `SKU` (in any case for context text)."""
+    if context:
+        return _ID_WORD_CONTEXT.search(text) is not None
+    return "ERR" in text or "SKU" in text
+
+
 # Each numeric pattern, with the strings one of which any match contains ("" = always try it).
 _NUMERIC = (
     ("money", _MONEY, _MONEY_AT, ("$", "€", "£", "USD", "EUR", "GBP")),
-    ("money", _MONEY_WORD, _DIGIT_AT, ("dollars", "USD", "usd", "euros", "EUR")),
+    ("money", _MONEY_WORD, _MONEY_WORD_AT, ("dollars", "USD", "usd", "euros", "EUR")),
     ("percent", _PERCENT, _PERCENT_AT, ("%", "percent", "per cent", "pct")),
     ("count", _COUNT, _COUNT_AT, ("",)),
 )
@@ -262,10 +305,15 @@ def _number(num: str, suf: str | None) -> tuple[float, int, float]:
     return float(mantissa) * scale, decimals, scale
 
 
+_ID_SEPARATORS = re.compile(r"[-_ /]")
+_DIGIT_RUN = re.compile(r"\d+")
+_LONG_DIGIT_RUN = re.compile(r"(?<!\d)\d{3,}(?!\d)")
+
+
 def _id_entity(m: re.Match[str]) -> Entity | None:
     raw = m.group(0)
-    norm = re.sub(r"[-_ /]", "", raw.upper())
-    digits = "".join(re.findall(r"\d+", raw))
+    norm = _ID_SEPARATORS.sub("", raw.upper())
+    digits = "".join(_DIGIT_RUN.findall(raw))
     if m.group("case"):
         return Entity("case_id", raw, norm, digits=digits)
     if m.group("hash"):
@@ -313,6 +361,29 @@ def scope_keys(norm: str) -> list[str]:
     return [norm]
 
 
+class _Spans:
+    """The spans of the entities taken so far: disjoint, kept sorted, so whether a match
+    overlaps one is a binary search (a long tool output holds hundreds of entities)."""
+
+    __slots__ = ("ends", "starts")
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []
+        self.ends: list[int] = []
+
+    def free(self, m: re.Match[str]) -> bool:
+        start, end = m.span()
+        # Of the spans starting before `end`, the last one ends last (they are disjoint).
+        i = bisect_left(self.starts, end)
+        return i == 0 or self.ends[i - 1] <= start
+
+    def add(self, m: re.Match[str]) -> None:
+        start, end = m.span()
+        i = bisect_left(self.starts, start)
+        self.starts.insert(i, start)
+        self.ends.insert(i, end)
+
+
 def extract(text: str, *, context: bool = False, is_clean: bool = False) -> list[Entity]:
     """The entities in ``text`` (cleaned of line-number prefixes and markup), in order.
 
@@ -321,49 +392,45 @@ def extract(text: str, *, context: bool = False, is_clean: bool = False) -> list
     """
     if not is_clean:
         # Cleaning only removes characters: what the checks below need is in the raw text too.
-        if (
-            _DIGIT.search(text) is None
-            and (_ID_WORD_CONTEXT if context else _ID_WORD).search(text) is None
-        ):
+        if not _has_digit(text) and not _has_id_word(text, context):
             return []
         text = clean(text)
-    digits = _DIGIT.search(text) is not None  # every kind but ERR_... and SKU-... needs one
-    if not digits and not (_ID_WORD_CONTEXT if context else _ID_WORD).search(text):
+    digits = _has_digit(text)  # every kind but ERR_... and SKU-... needs one
+    if not digits and not _has_id_word(text, context):
         return []
     found: list[tuple[int, Entity]] = []
-    taken: list[tuple[int, int]] = []
-
-    def free(m: re.Match[str]) -> bool:
-        start, end = m.span()
-        return all(end <= a or start >= b for a, b in taken)
-
+    taken = _Spans()
     ids = _scan(_IDS_CONTEXT, _IDS_CONTEXT_AT, text) if context else _scan(_IDS, _IDS_AT, text)
     for m in ids:
         entity = _id_entity(m)
         if entity is not None:
             found.append((m.start(), entity))
-            taken.append(m.span())
+            taken.add(m)
     if not digits:
         return [e for _, e in found]
-    for m in _scan(_DATES, _DATES_AT, text) if _DATE_HINT.search(text) else ():
-        entity = _date_entity(m) if free(m) and (context or not m.group("iy")) else None
+    for m in _scan(_DATES, _DATES_AT, text) if _may_hold_date(text) else ():
+        entity = _date_entity(m) if taken.free(m) and (context or not m.group("iy")) else None
         if entity is not None:
             found.append((m.start(), entity))
-            taken.append(m.span())
+            taken.add(m)
     for kind, pattern, anchor, needles in _NUMERIC:
-        if not any(needle in text for needle in needles):
-            continue
+        for needle in needles:
+            if needle in text:
+                break
+        else:
+            continue  # no match without one of them
         for m in _scan_numeric(pattern, anchor, text):
-            if not free(m):
+            if not taken.free(m):
                 continue
             if kind == "count" and (m.group("noun") in _NOT_NOUN or _is_year(m.group("num"))):
                 continue
-            value, decimals, scale = _number(m.group("num"), m.groupdict().get("suf"))
+            suffix = m.group("suf") if "suf" in pattern.groupindex else None
+            value, decimals, scale = _number(m.group("num"), suffix)
             qualifier = _QUALS.get((m.group("q") or "").lower(), "approx" if m.group("q") else "")
             raw = text[m.end("q") if m.group("q") else m.start() : m.end()].strip()
             norm = f"{kind}:{value:g}"
             found.append((m.start(), Entity(kind, raw, norm, value, decimals, scale, qualifier)))
-            taken.append(m.span())
+            taken.add(m)
     return [e for _, e in sorted(found, key=lambda pair: pair[0])]
 
 
@@ -406,7 +473,7 @@ def context_word_numbers(text: str, *, is_clean: bool = False) -> list[float]:
 
 
 def digit_runs(text: str) -> set[str]:
-    return set(re.findall(r"(?<!\d)\d{3,}(?!\d)", text))
+    return set(_LONG_DIGIT_RUN.findall(text))
 
 
 _COUNTED = re.compile(rf"(?P<num>{_NUM_AT})(?P<suf>[kKM]\b)?\s+[A-Za-z]")
@@ -439,6 +506,13 @@ def viewed_lines(text: str) -> list[float]:
     filled = [n for n, rest in rows if rest]
     last = max(map(int, [n for n, _ in rows]))
     return [float(last)] + ([float(max(map(int, filled)))] if filled else [])
+
+
+def view_row(text: str, start: int) -> tuple[int, bool] | None:
+    """The line number of the file-view row at line start ``start`` and whether the row holds
+    text, as ``viewed_lines`` reads its rows; None when that line is not a row."""
+    row = _PREFIX_NUM.match(text, start)
+    return None if row is None else (int(row.group(1)), bool(row.group(2)))
 
 
 # Line-local reading. `clean` is line-local (a line-number prefix and a tag never cross a line
@@ -493,7 +567,7 @@ def line_scopes(text: str, start: int) -> set[str]:
         if not tail or tail[-1].isalnum() or tail[-1] in ".,":
             return set()
     line, last = _line(text, start)
-    if _DIGIT.search(line) is None:
+    if not _has_digit(line):
         return set()
     ids = [m.span() for m in _scan(_IDS_CONTEXT, _IDS_CONTEXT_AT, line) if _id_entity(m)]
     scopes: set[str] = set()

@@ -17,9 +17,10 @@ from __future__ import annotations
 import bisect
 import json
 import re
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Iterator
 from functools import cached_property
+from itertools import repeat
 from typing import Any
 
 from pydantic import Field
@@ -37,6 +38,7 @@ from detectors.entities import (
     line_numbers,
     line_scopes,
     scope_keys,
+    view_row,
     viewed_lines,
 )
 from detectors.models import Severity, Signal
@@ -44,6 +46,9 @@ from detectors.registry import DetectorParams, detector
 from sessions.models import Event, EventKind, Session
 
 KIND = "faithfulness_violation"
+# Event kinds, bound once: looking up an enum member costs more than the test it is for.
+_RESULT, _USER, _SYSTEM = EventKind.TOOL_RESULT, EventKind.USER, EventKind.SYSTEM
+_ASSISTANT = EventKind.ASSISTANT
 _PREFIX_NUM = re.compile(r"[ \t]*\d+(?:→|[ \t]*\|)")
 _EPS = 1e-9
 # What every money entity holds (see `entities._NUMERIC`).
@@ -68,13 +73,15 @@ class _Pool:
 
     def __init__(self) -> None:
         self.values: list[float] = []
-        self.exact: dict[float, int] = defaultdict(int)
+        self.exact: Counter[float] = Counter()
         self._sorted = True
 
-    def add(self, value: float) -> None:
-        self.values.append(value)
-        self.exact[round(value, 6)] += 1
-        self._sorted = False
+    def extend(self, values: list[float]) -> None:
+        """Add an event's numbers."""
+        if values:
+            self.values += values
+            self.exact.update(map(round, values, repeat(6)))
+            self._sorted = False
 
     def any_between(self, low: float, high: float) -> bool:
         if not self._sorted:
@@ -138,10 +145,23 @@ class _Event:
     def digits(self) -> set[str]:
         return digit_runs(self.text)
 
+    @cached_property
+    def has_money_sign(self) -> bool:
+        # `in` for each (not one regex: the regex engine scans character classes slowly).
+        return any(sign in self.text for sign in _MONEY_SIGNS)
+
     def values(self, kind: str) -> list[float]:
         if kind == "count":
             return self.counts
-        return [e.value for e in self.entities if e.kind == kind and e.value is not None]
+        values = self._values.get(kind)
+        if values is None:
+            values = [e.value for e in self.entities if e.kind == kind and e.value is not None]
+            self._values[kind] = values
+        return values
+
+    @cached_property
+    def _values(self) -> dict[str, list[float]]:
+        return {}  # kind -> `values(kind)`
 
     def total(self, kind: str) -> float | None:
         """The sum of this event's numbers of ``kind``, added in order (as a reply might)."""
@@ -152,6 +172,20 @@ class _Event:
         for value in values:
             total += value
         return round(total, 6)
+
+
+# System prompt -> its `_Event`: an agent's sessions share one system prompt, and its facts (a
+# policy full of amounts and dates) cost more to read than the rest of a short session.
+_SHARED: dict[str, _Event] = {}
+
+
+def _shared_event(text: str) -> _Event:
+    event = _SHARED.get(text)
+    if event is None:
+        if len(_SHARED) >= 64:  # a night's agents are few; never grow without bound
+            _SHARED.clear()
+        event = _SHARED[text] = _Event(text)
+    return event
 
 
 def _between(values: list[float], low: float, high: float) -> bool:
@@ -171,7 +205,8 @@ class _Context:
 
     def __init__(self, params: FaithfulnessParams) -> None:
         self.params = params
-        self.events: list[_Event] = []
+        self.texts: list[str] = []  # the events' texts, and their `_Event`s once first read
+        self._events: list[_Event | None] = []
         facets = ("entities", "money", "counts", "bare", "words", "digits")
         self.merged = dict.fromkeys(facets, 0)  # events read
         self.ids: set[str] = set()
@@ -181,65 +216,51 @@ class _Context:
         self.totals: dict[str, set[float]] = defaultdict(set)
         self.bare = _Pool()
         self.words = _Pool()
-        # The events' texts joined into a few blocks (each later one at most half the size of
-        # the one before, so joining costs little): (text, index of its first event, starts).
-        self._blocks: list[tuple[str, int, list[int]]] = []
-        self._joined = 0  # events in the blocks
 
-    def add(self, text: str) -> None:
-        if text.strip():
-            self.events.append(_Event(text))
+    def add(self, text: str, *, shared: bool = False) -> None:
+        """Add an event's text; ``shared``: one that other sessions hold too (a system prompt),
+        whose facts are read once for all of them."""
+        if text and not text.isspace():  # `text.strip()`, without copying a long output
+            self.texts.append(text)
+            self._events.append(_shared_event(text) if shared else None)
+
+    def event(self, i: int) -> _Event:
+        """Event ``i``, made on first need (most events are never read)."""
+        event = self._events[i]
+        if event is None:
+            event = self._events[i] = _Event(self.texts[i])
+        return event
 
     def _holding(self, written: re.Pattern[str]) -> Iterator[_Event]:
-        """The events ``written`` matches in, newest first (searched in the joined blocks)."""
-        if self._joined < len(self.events):
-            first = self._joined
-            while self._blocks and len(self._blocks[-1][0]) <= 2 * sum(
-                len(event.text) + 1 for event in self.events[first:]
-            ):
-                first = self._blocks.pop()[1]
-            texts = [event.text for event in self.events[first:]]
-            starts, at = [], 0
-            for text in texts:
-                starts.append(at)
-                at += len(text) + 1
-            self._blocks.append(("\0".join(texts), first, starts))
-            self._joined = len(self.events)
-        for joined, first, starts in reversed(self._blocks):
-            found: list[_Event] = []
-            pos = 0
-            while (m := written.search(joined, pos)) is not None:
-                i = bisect.bisect_right(starts, m.start()) - 1
-                found.append(self.events[first + i])
-                if i + 1 == len(starts):
-                    break
-                pos = starts[i + 1]
-            yield from reversed(found)
+        """The events ``written`` matches in, newest first. Each event is searched on its own,
+        from the newest back, so a caller that stops at a recent event never reads the rest."""
+        texts, search = self.texts, written.search
+        for i in range(len(texts) - 1, -1, -1):
+            if search(texts[i]) is not None:
+                yield self.event(i)
 
     def _merge(self, facet: str) -> None:
         """Add what ``facet`` reads from the events not yet read to the pools."""
         kinds = {"entities": ("percent",), "money": ("money",), "counts": ("count",)}.get(facet, ())
-        for event in self.events[self.merged[facet] :]:
-            if facet == "money" and not any(sign in event.text for sign in _MONEY_SIGNS):
+        for i in range(self.merged[facet], len(self.texts)):
+            event = self.event(i)
+            if facet == "money" and not event.has_money_sign:
                 continue  # no money entity without one (cleaning only removes characters)
             if facet == "entities":
                 self.ids |= event.ids
                 self.scopes |= event.scopes
             elif facet == "bare":
-                for value in event.bare:
-                    self.bare.add(value)
+                self.bare.extend(event.bare)
             elif facet == "words":
-                for value in event.words:
-                    self.words.add(value)
+                self.words.extend(event.words)
             elif facet == "digits":
                 self.digits |= event.digits
             for kind in kinds:
-                for value in event.values(kind):
-                    self.kinds[kind].add(value)
+                self.kinds[kind].extend(event.values(kind))
                 total = event.total(kind)
                 if total is not None:
                     self.totals[kind].add(total)
-        self.merged[facet] = len(self.events)
+        self.merged[facet] = len(self.texts)
 
     def _range(self, e: Entity) -> tuple[float, float]:
         """The values ``e`` may stand for: its rounding interval, widened when approximate."""
@@ -253,11 +274,10 @@ class _Context:
         return low, high
 
     def supports(self, e: Entity) -> bool:
-        if min(self.merged.values()) < len(self.events):
+        if min(self.merged.values()) < len(self.texts):
             key, word = _key(e)
             # Events holding it as written (a number not inside a longer one), newest first.
-            tail = "" if word else rf"(?!\d)(?<!\d{re.escape(key)})"
-            written = re.compile(re.escape(key) + tail, re.IGNORECASE if word else 0)
+            written = _written(key, word)
             # First only the lines holding it (cheap, and enough for most entities) ...
             if not word and any(self._lines(event, e, written) for event in self._holding(written)):
                 return True
@@ -275,11 +295,11 @@ class _Context:
         """Whether ``value`` is the total of one of the newest events' counts or the sum of two
         of their counts (a subset of what ``_full`` checks)."""
         pool = _Pool()
-        for event in self.events[-4:]:
+        for i in range(max(0, len(self.texts) - 4), len(self.texts)):
+            event = self.event(i)
             if event.total("count") == round(value, 6):
                 return True
-            for count in event.counts:
-                pool.add(count)
+            pool.extend(event.counts)
         return pool.pair_sum(value)
 
     def _lines(self, event: _Event, e: Entity, written: re.Pattern[str]) -> bool:
@@ -294,12 +314,13 @@ class _Context:
             m = written.search(text, pos)
             if m is None:
                 return False
-            start = text.rfind("\n", 0, m.start()) + 1
+            at = m.start()
+            start = text.rfind("\n", 0, at) + 1
             if e.kind == "date":
                 if e.norm in line_scopes(text, start):
                     return True
             else:
-                counted, bare = line_numbers(text, start, m.start(), counts=e.kind == "count")
+                counted, bare = line_numbers(text, start, at, counts=e.kind == "count")
                 if _between(counted, low, high) or _between(bare, low, high):
                     return True
                 if e.kind == "percent" and _between(bare, low / 100, high / 100):
@@ -307,6 +328,7 @@ class _Context:
                 if (
                     e.kind == "count"
                     and _PREFIX_NUM.match(text, start)
+                    and not _rows_past(text, start, high)
                     and _between(event.viewed, low, high)
                 ):
                     return True  # the key is a file view's line number (read last: it is slow)
@@ -371,15 +393,53 @@ class _Context:
 
     def excerpt_for(self, entities: list[Entity]) -> str:
         """About 300 characters of the context event sharing most entities with the reply."""
-        if not self.events:
+        if not self.texts:
             return ""
         wanted = {e.norm for e in entities}
-        event = max(reversed(self.events), key=lambda t: len(t.norms & wanted))
+        newest_first = range(len(self.texts) - 1, -1, -1)
+        event = self.event(max(newest_first, key=lambda i: len(self.event(i).norms & wanted)))
         text, norms = event.clean, event.norms
         shared = [e for e in entities if e.norm in norms]
         at = next((text.find(e.raw) for e in shared if text.find(e.raw) >= 0), 0)
         start = max(0, at - 100)
         return " ".join(text[start : start + 300].split())[:300]
+
+
+# (key, word) -> the pattern of `_written`: entities repeat keys (small counts, years), and
+# compiling a pattern costs far more than searching with it.
+_WRITTEN: dict[tuple[str, bool], re.Pattern[str]] = {}
+
+
+def _written(key: str, word: bool) -> re.Pattern[str]:
+    """How an event holding an entity with ``key`` as written is found: a word without case, a
+    number (or date) as a number of its own (not next to another digit)."""
+    pattern = _WRITTEN.get((key, word))
+    if pattern is None:
+        if len(_WRITTEN) >= 4096:  # bounded: a night's keys repeat, but never grow for good
+            _WRITTEN.clear()
+        tail = "" if word else rf"(?!\d)(?<!\d{re.escape(key)})"
+        pattern = re.compile(re.escape(key) + tail, re.IGNORECASE if word else 0)
+        _WRITTEN[key, word] = pattern
+    return pattern
+
+
+def _rows_past(text: str, start: int, high: float) -> bool:
+    """Whether the file-view row at ``start`` or one of the next few holds text and a line
+    number above ``high``: then so do the view's last line with text and its last line, so
+    ``viewed_lines`` (slow on a long view) cannot be in range and need not be read."""
+    for _ in range(4):
+        row = view_row(text, start)
+        if row is not None and row[1] and row[0] > high + _EPS:
+            return True
+        end = text.find("\n", start)
+        if end < 0:
+            return False
+        start = end + 1
+    return False
+
+
+_WORD = re.compile(r"\w+")
+_NUMBER_KEY = re.compile(r"\d(?:[\d,.]*\d)?")
 
 
 def _key(e: Entity) -> tuple[str, bool]:
@@ -388,13 +448,13 @@ def _key(e: Entity) -> tuple[str, bool]:
     if e.value is None and e.kind != "date":
         if len(e.digits) >= 3:
             return e.digits, False
-        return max(re.findall(r"\w+", e.raw.lower()), key=len, default=""), True
-    found = re.search(r"\d(?:[\d,.]*\d)?", e.norm if e.kind == "date" else e.raw)
+        return max(_WORD.findall(e.raw.lower()), key=len, default=""), True
+    found = _NUMBER_KEY.search(e.norm if e.kind == "date" else e.raw)
     return (found.group(0) if found else ""), False
 
 
 def _context_text(event: Event, keys: list[str]) -> str:
-    if event.kind is not EventKind.TOOL_RESULT:
+    if event.kind is not _RESULT:
         return event.text
     if not keys:
         return event.output
@@ -421,7 +481,7 @@ def _collect(data: Any, keys: set[str], found: list[str]) -> None:
 
 def _is_reply(event: Event) -> bool:
     return (
-        event.kind is EventKind.ASSISTANT
+        event.kind is _ASSISTANT
         and bool(event.text)
         and not event.meta.get("synthetic")
         and not event.meta.get("compaction")
@@ -440,14 +500,18 @@ def _explain(e: Entity, tolerance: float) -> str:
 
 
 def check_reply(
-    reply: Event, context: _Context, params: FaithfulnessParams
+    reply: Event, context: _Context, params: FaithfulnessParams, *, audit_all: bool = True
 ) -> tuple[list[Signal], dict[str, Any] | None]:
-    """The signals for one reply and its audit record (``None`` when it has no entities)."""
+    """The signals for one reply and its audit record (``None`` when it has no entities, or,
+    with ``audit_all=False``, when the reply is not flagged: the detector only keeps flagged
+    replies' records)."""
     entities = list({(e.kind, e.norm): e for e in extract(reply.text)}.values())
     if not entities:
         return [], None
     supported = [context.supports(e) for e in entities]
     score = sum(supported) / len(entities)
+    if score >= params.threshold and not audit_all:
+        return [], None
     breakdown: dict[str, dict[str, int]] = {}
     for kind in KINDS:
         mine = [ok for e, ok in zip(entities, supported, strict=True) if e.kind == kind]
@@ -485,11 +549,17 @@ def check_reply(
 def faithfulness(session: Session, params: FaithfulnessParams) -> list[Signal]:
     context = _Context(params)
     signals: list[Signal] = []
+    keys = params.context_keys
     for event in session.events:
-        if event.kind in (EventKind.USER, EventKind.SYSTEM, EventKind.TOOL_RESULT):
-            context.add(_context_text(event, params.context_keys))
-        elif _is_reply(event):
-            signals += check_reply(event, context, params)[0]
+        kind = event.kind
+        if kind is _RESULT and not keys:  # the usual case, first (`_context_text`, inline)
+            context.add(event.output)
+        elif kind is _USER or kind is _RESULT:
+            context.add(_context_text(event, keys))
+        elif kind is _SYSTEM:
+            context.add(_context_text(event, keys), shared=True)
+        elif kind is _ASSISTANT and _is_reply(event):
+            signals += check_reply(event, context, params, audit_all=False)[0]
     return signals
 
 

@@ -137,6 +137,10 @@ def _pattern_label(name: str, ident: str) -> str:
     return f"stripe:{ident.split('_', 1)[0]}_" if name == "prefixed" else name
 
 
+# Type tuples bound once: `list | tuple` in a call builds a union object each time.
+_SEQUENCE, _NUMBER = (list, tuple), (int, float)
+
+
 def _strings(value: Any) -> Iterator[str]:
     """Every string (and number) value inside a tool input; keys are field names, not ids."""
     if isinstance(value, str):
@@ -144,10 +148,10 @@ def _strings(value: Any) -> Iterator[str]:
     elif isinstance(value, dict):
         for item in value.values():
             yield from _strings(item)
-    elif isinstance(value, list | tuple):
+    elif isinstance(value, _SEQUENCE):
         for item in value:
             yield from _strings(item)
-    elif isinstance(value, int | float) and not isinstance(value, bool):
+    elif isinstance(value, _NUMBER) and not isinstance(value, bool):
         yield str(value)
 
 
@@ -161,10 +165,10 @@ def _collect(value: Any, out: list[str]) -> list[str]:
                 out.append(item)
             elif item is not None and item is not True and item is not False:
                 _collect(item, out)
-    elif isinstance(value, list | tuple):
+    elif isinstance(value, _SEQUENCE):
         for item in value:
             _collect(item, out)
-    elif isinstance(value, int | float) and not isinstance(value, bool):
+    elif isinstance(value, _NUMBER) and not isinstance(value, bool):
         out.append(str(value))
     return out
 

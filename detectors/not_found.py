@@ -201,6 +201,21 @@ def _field(call: Event, keys: tuple[str, ...]) -> str | None:
 
 
 def _head_word(segment: str) -> str:
+    """The command a shell segment runs (its first word, past assignments and wrappers)."""
+    head = _HEADS.get(segment)
+    if head is None:
+        if len(_HEADS) >= 4096:  # an agent's commands repeat, but never grow this for good
+            _HEADS.clear()
+        head = _HEADS[segment] = _parse_head_word(segment)
+    return head
+
+
+# Shell segment -> its head word: agents run the same commands again and again, and `shlex`
+# (for quoted ones) is slow.
+_HEADS: dict[str, str] = {}
+
+
+def _parse_head_word(segment: str) -> str:
     if _SHLEX_SPECIAL.search(segment) is None:  # shlex would only split on its whitespace
         stripped = segment.strip(" \t\r\n")
         words = _SHLEX_SPACE.split(stripped) if stripped else []
@@ -296,11 +311,12 @@ _WHAT = {
 def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
     extra = [re.compile(p, _I) for p in params.patterns]
     probe_extra = frozenset(params.probe_commands)
-    calls = {e.call_id: e for e in session.events if e.kind is EventKind.TOOL_CALL and e.call_id}
+    call_kind, result_kind = EventKind.TOOL_CALL, EventKind.TOOL_RESULT  # bound once
+    calls = {e.call_id: e for e in session.events if e.kind is call_kind and e.call_id}
     signals: list[Signal] = []
     probes = 0
     for result in session.events:
-        is_result = result.kind is EventKind.TOOL_RESULT and result.call_id is not None
+        is_result = result.kind is result_kind and result.call_id is not None
         call = calls.get(result.call_id or "") if is_result else None
         if call is None or not call.call_id:
             continue

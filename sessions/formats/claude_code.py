@@ -28,7 +28,13 @@ from typing import Any
 import orjson
 
 from sessions.documents import Document
-from sessions.formats.common import json_text, parse_arguments, parse_time, text_of
+from sessions.formats.common import (
+    json_text,
+    lstrip_head,
+    parse_arguments,
+    parse_time,
+    text_of,
+)
 from sessions.formats.registry import adapter
 from sessions.models import Event, EventKind, Session, ToolRegistry
 
@@ -67,6 +73,10 @@ _UUID_TAIL = re.compile(
     rb',"uuid":"([^"\\{}\[\]]*)"(?:,' + _PLAIN + rb":(?:" + _PLAIN + rb"|true|false|null))*\}"
 )
 _TOOL_USE_ERROR = "<tool_use_error>"
+# Event kinds, bound once: looking up an enum member costs more than the test it is for.
+_USER, _ASSISTANT, _SYSTEM = EventKind.USER, EventKind.ASSISTANT, EventKind.SYSTEM
+_CALL, _RESULT = EventKind.TOOL_CALL, EventKind.TOOL_RESULT
+_ABSENT: Any = object()
 _SPAWN_TOOLS = frozenset({"Task", "Agent"})  # Task was renamed Agent in CLI 2.1.63
 _SYNTHETIC_MODEL = "<synthetic>"
 
@@ -101,6 +111,10 @@ def _blocks(content: Any) -> list[Any]:
     return [] if content is None else [content]
 
 
+def _is_result(block: Any) -> bool:
+    return isinstance(block, dict) and block.get("type") == "tool_result"
+
+
 def _is_synthetic_text(text: str) -> bool:
     if _SYNTHETIC_START.match(text):
         return True
@@ -133,6 +147,7 @@ class _Reader:
         self.stamp_value: Any = _NO_STAMP  # the timestamp value last parsed, and its time
         self.stamp: datetime | None = None
         self.ready = False  # identity complete: progress lines may be skipped undecoded
+        self.segment = b"\xff"  # see `_known_session` (never matches before it is learnt)
 
     def read(self) -> Session:
         handlers: dict[str, Callable[[dict[str, Any]], None]] = {
@@ -169,10 +184,16 @@ class _Reader:
             return
         uuid = line.get("uuid")
         if isinstance(uuid, str):
-            if uuid in self.seen_uuids:  # a line written twice (resume, retry) counts once
+            seen = self.seen_uuids
+            if uuid in seen:  # a line written twice (resume, retry) counts once
                 return
-            self.seen_uuids.add(uuid)
-        self._identity(line)
+            seen.add(uuid)
+        if self.ready:  # `_identity` once the identity is known, inline: most lines come after
+            sid = line.get("sessionId") or line.get("session_id")
+            if sid != self.session_id and isinstance(sid, str) and sid:  # the known one is in
+                self.session_ids.add(sid)
+        else:
+            self._identity(line)
         kind = line.get("type")
         handler = handlers.get(kind) if isinstance(kind, str) else None
         if handler is not None:
@@ -195,7 +216,7 @@ class _Reader:
             return False
         if raw.find(b"{", 1, at) >= 0 or raw.find(b"[", 1, at) >= 0:
             return False
-        if self.sid_key is None or raw.find(self.sid_key, 0, at) < 0:
+        if not self._known_session(raw, at):
             return False
         key = raw.rfind(b',"uuid":"')
         if key < 0:
@@ -233,6 +254,21 @@ class _Reader:
             return False
         return True
 
+    def _known_session(self, raw: bytes, at: int) -> bool:
+        """Whether the known ``sessionId`` is written before ``at``. A progress line usually
+        repeats the last one's bytes after its first member (its parentUuid differs), so those
+        are compared at once, and only searched when they differ."""
+        segment = self.segment
+        cut = at - len(segment)
+        if cut > 0 and raw[cut:at] == segment:  # the segment holds the session id
+            return True
+        if self.sid_key is None or raw.find(self.sid_key, 0, at) < 0:
+            return False
+        comma = raw.find(b",", 1, at)  # where the first member ends
+        if comma > 0 and raw.find(self.sid_key, comma, at) >= 0:
+            self.segment = raw[comma:at]
+        return True
+
     def _identity(self, line: dict[str, Any]) -> None:
         sid = line.get("sessionId") or line.get("session_id")
         if self.ready:  # session id, version and start known: only the ids seen can grow
@@ -256,7 +292,15 @@ class _Reader:
         """``parse_time`` of the line's timestamp, parsed once for all events of the line."""
         value = line.get("timestamp")
         if value is not self.stamp_value:
-            self.stamp_value, self.stamp = value, parse_time(value)
+            stamp: datetime | None
+            if value.__class__ is str and value[-1:] == "Z":  # the usual form, without a call
+                try:
+                    stamp = datetime.fromisoformat(value)
+                except ValueError:
+                    stamp = parse_time(value)  # which tells the odd forms apart
+            else:
+                stamp = parse_time(value)
+            self.stamp_value, self.stamp = value, stamp
         return self.stamp
 
     def _context(self, line: dict[str, Any]) -> tuple[str | None, dict[str, Any]]:
@@ -295,20 +339,21 @@ class _Reader:
         if isinstance(content, str):  # a plain prompt: its text, no results
             text = content
         else:
-            results: list[Any] = []
-            rest: list[Any] = []
-            for block in _blocks(content):
-                if isinstance(block, dict) and block.get("type") == "tool_result":
-                    results.append(block)
-                else:
-                    rest.append(block)
-            text = text_of(rest) if rest else ""
+            blocks = _blocks(content)
+            if len(blocks) == 1 and _is_result(blocks[0]):  # the usual line: one result alone
+                results, text = blocks, ""
+            else:
+                results = [block for block in blocks if _is_result(block)]
+                rest = [block for block in blocks if not _is_result(block)]
+                text = text_of(rest) if rest else ""
             if results:
                 # The line-level toolUseResult describes the line's only result; with several
                 # it would be a guess which one it belongs to.
                 extra = None
                 if len(results) == 1:
-                    extra = line.get("toolUseResult", line.get("tool_use_result"))
+                    extra = line.get("toolUseResult", _ABSENT)
+                    if extra is _ABSENT:  # the stream-json name, only looked up when needed
+                        extra = line.get("tool_use_result")
                 when = self._time(line)
                 for block in results:
                     events.append(self._tool_result(block, extra, when, subagent, dict(base)))
@@ -324,7 +369,7 @@ class _Reader:
                 or (isinstance(origin, dict) and origin.get("kind") == "task-notification")
             ):
                 meta["synthetic"] = True
-            events.append(self._event(EventKind.USER, line, subagent, meta, text=text))
+            events.append(self._event(_USER, line, subagent, meta, text=text))
         if events:
             self.items.append(events)
 
@@ -348,7 +393,10 @@ class _Reader:
         is_error = (
             block.get("is_error") is True
             or output.startswith(_TOOL_USE_ERROR)
-            or (output[:1].isspace() and output.lstrip().startswith(_TOOL_USE_ERROR))
+            or (
+                output[:1].isspace()
+                and lstrip_head(output, len(_TOOL_USE_ERROR)) == _TOOL_USE_ERROR
+            )
             or (isinstance(extra, str) and extra.startswith("Error:"))
         )
         if call_id is not None and call_id in self.spawn_types:
@@ -356,7 +404,7 @@ class _Reader:
         # Positional: kind, index, text, call_id, name, input, output, is_error, error_inferred,
         # subagent, timestamp, meta.
         return Event(
-            EventKind.TOOL_RESULT, -1, "", call_id, None, None, output, is_error, False,
+            _RESULT, -1, "", call_id, None, None, output, is_error, False,
             subagent, when, meta,
         )  # fmt: skip
 
@@ -384,22 +432,28 @@ class _Reader:
             if failed:
                 meta["api_error"] = True
             text = text_of(message.get("content")) or json_text(line.get("error"))
-            self.items.append([self._event(EventKind.SYSTEM, line, subagent, meta, text=text)])
+            self.items.append([self._event(_SYSTEM, line, subagent, meta, text=text)])
             return
         if self.model is None and isinstance(model, str) and model:
             self.model = model
         msg_id = message.get("id")
-        key = (msg_id, line.get("requestId")) if isinstance(msg_id, str) else None
-        group = self.responses.get(key) if key else None
-        if group is None:
+        if isinstance(msg_id, str):
+            key = (msg_id, line.get("requestId"))
+            group = self.responses.get(key)
+            if group is None:
+                group = self.responses[key] = []
+                self.items.append(group)
+            meta = {**base, "response": msg_id} if base else {"response": msg_id}
+        else:
             group = []
             self.items.append(group)
-            if key:
-                self.responses[key] = group
-        meta = {**base, "response": msg_id} if isinstance(msg_id, str) else dict(base)
+            meta = dict(base)
         when = self._time(line)
-        for block in _blocks(message.get("content")):
-            event = self._assistant_block(block, when, subagent, meta.copy())
+        blocks = _blocks(message.get("content"))
+        for i, block in enumerate(blocks):
+            # Each event its own meta: the last block may take the template itself.
+            own = meta if i == len(blocks) - 1 else meta.copy()
+            event = self._assistant_block(block, when, subagent, own)
             if event is not None:
                 group.append(event)
 
@@ -418,7 +472,7 @@ class _Reader:
             if not text or text.isspace():
                 return None
             return Event(
-                EventKind.ASSISTANT, -1, text, None, None, None, "", False, False,
+                _ASSISTANT, -1, text, None, None, None, "", False, False,
                 subagent, when, meta,
             )  # fmt: skip
         if kind in ("tool_use", "server_tool_use"):
@@ -432,7 +486,7 @@ class _Reader:
             if kind == "server_tool_use":
                 meta = {**meta, "server_tool": True}
             return Event(
-                EventKind.TOOL_CALL, -1, "", call_id, name if isinstance(name, str) else None,
+                _CALL, -1, "", call_id, name if isinstance(name, str) else None,
                 tool_input, "", False, False, subagent, when, meta,
             )  # fmt: skip
         if isinstance(kind, str) and kind.endswith("_tool_result") and "tool_use_id" in block:
@@ -456,7 +510,7 @@ class _Reader:
             else:  # marks where the context was replaced by a summary
                 meta = {**base, "compaction": True, "boundary": True}
                 text = text_of(line.get("content")) or "Conversation compacted"
-            self.items.append([self._event(EventKind.SYSTEM, line, subagent, meta, text=text)])
+            self.items.append([self._event(_SYSTEM, line, subagent, meta, text=text)])
 
     def _attachment(self, line: dict[str, Any]) -> None:
         attachment = line.get("attachment")
@@ -481,18 +535,18 @@ class _Reader:
             errors = line.get("errors")
             text = text_of(errors) if isinstance(errors, list) else json_text(reply)
             meta = {"synthetic": True, "result_subtype": subtype}
-            events.append(Event(EventKind.SYSTEM, text=text or subtype, meta=meta))
+            events.append(Event(_SYSTEM, text=text or subtype, meta=meta))
             return
         if not isinstance(reply, str) or not reply.strip():
             return
-        main = [e for e in events if e.kind is EventKind.ASSISTANT and e.subagent is None]
+        main = [e for e in events if e.kind is _ASSISTANT and e.subagent is None]
         if main:  # the result repeats the last response's text, whole or its last block
             last = main[-1]
             response = last.meta.get("response")
             tail = [e.text for e in main if response and e.meta.get("response") == response]
             if reply.strip() in (last.text.strip(), "\n".join(tail).strip(), "".join(tail).strip()):
                 return
-        events.append(Event(EventKind.ASSISTANT, text=reply, meta={"final_result": True}))
+        events.append(Event(_ASSISTANT, text=reply, meta={"final_result": True}))
 
     def _session(self) -> Session:
         events = _unique_calls([event for item in self.items for event in item])
@@ -572,18 +626,10 @@ def _anchor(kid: Session) -> datetime | None:
 
 
 def _merge(parent: Session, kids: list[Session]) -> None:
-    calls = {
-        e.call_id: i
-        for i, e in enumerate(parent.events)
-        if e.kind is EventKind.TOOL_CALL and e.call_id
-    }
+    calls = {e.call_id: i for i, e in enumerate(parent.events) if e.kind is _CALL and e.call_id}
     spawns: dict[str, str] = parent.meta.get("subagent_calls", {})
     types: dict[str, str] = parent.meta.get("subagent_types", {})
-    keys, latest = [], _EPOCH  # running maximum, so bisect works on slightly unordered stamps
-    for event in parent.events:
-        if event.timestamp is not None and event.timestamp > latest:
-            latest = event.timestamp
-        keys.append(latest)
+    keys: list[datetime] | None = None  # built when a kid is first placed by time
     slots: dict[int, list[tuple[datetime, Session]]] = {}
     for kid in kids:
         agent = kid.meta.get("agent_id", "")
@@ -591,18 +637,24 @@ def _merge(parent: Session, kids: list[Session]) -> None:
         call_id = spawns.get(agent)
         if call_id in calls:
             position = calls[call_id] + 1  # right after the call that spawned it
+        elif anchor is None:
+            position = len(parent.events)
         else:
-            position = len(parent.events) if anchor is None else bisect_right(keys, anchor)
+            keys = _running_max(parent.events) if keys is None else keys
+            position = bisect_right(keys, anchor)
         slots.setdefault(position, []).append((anchor or _EPOCH, kid))
         if types.get(agent):
             for event in kid.events:
                 event.meta["subagent_type"] = types[agent]
+    # Each slot's kids (by their anchors) go right before the parent event at that position.
     merged: list[Event] = []
-    for i in range(len(parent.events) + 1):
-        for _, kid in sorted(slots.get(i, ()), key=lambda pair: pair[0]):
-            merged.extend(kid.events)
-        if i < len(parent.events):
-            merged.append(parent.events[i])
+    done = 0
+    for position in sorted(slots):
+        merged += parent.events[done:position]
+        for _, kid in sorted(slots[position], key=lambda pair: pair[0]):
+            merged += kid.events
+        done = position
+    merged += parent.events[done:]
     parent.events = _unique_calls(merged)
     parent.reindex()
     for kid in kids:
@@ -612,17 +664,31 @@ def _merge(parent: Session, kids: list[Session]) -> None:
     linked.extend(kid.meta.get("agent_id") for kid in kids)
 
 
+def _running_max(events: list[Event]) -> list[datetime]:
+    """Each event's latest timestamp so far: sorted, so bisect works on slightly unordered
+    stamps."""
+    keys, latest = [], _EPOCH
+    for event in events:
+        if event.timestamp is not None and event.timestamp > latest:
+            latest = event.timestamp
+        keys.append(latest)
+    return keys
+
+
 def _unique_calls(events: list[Event]) -> list[Event]:
     """Each tool call and each tool result once, even if two files both hold it."""
-    seen: set[tuple[EventKind, str]] = set()
+    calls: set[str] = set()  # the call ids seen, of calls and of results apart
+    results: set[str] = set()
     out: list[Event] = []
-    calls = (EventKind.TOOL_CALL, EventKind.TOOL_RESULT)
     for event in events:
-        if event.call_id and event.kind in calls:
-            key = (event.kind, event.call_id)
-            if key in seen:
-                continue
-            seen.add(key)
+        call_id = event.call_id
+        if call_id:
+            kind = event.kind
+            ids = calls if kind is _CALL else results if kind is _RESULT else None
+            if ids is not None:
+                if call_id in ids:
+                    continue
+                ids.add(call_id)
         out.append(event)
     return out
 

@@ -8,10 +8,13 @@ from typing import Any
 
 import orjson
 
+# Type tuples bound once: `str | bytes` in a call builds a union object each time.
+_TEXT = (str, bytes)
+
 
 def parse_arguments(value: Any) -> Any:
     """Best-effort JSON decoding of tool arguments: invalid JSON is kept as the raw string."""
-    if not isinstance(value, str | bytes):
+    if not isinstance(value, _TEXT):
         return value
     text = value.strip() if isinstance(value, str) else value.decode("utf-8", "replace").strip()
     if not text:
@@ -107,13 +110,22 @@ _ERROR_START = re.compile(
 )
 
 
+def lstrip_head(text: str, size: int) -> str:
+    """``text.lstrip()[:size]``, without copying a long text whole (a file view starts blank)."""
+    head = text[: 64 + size]
+    stripped = head.lstrip()
+    if len(head) - len(stripped) <= 64:  # the blanks end in the head, which holds what follows
+        return stripped[:size]
+    return text.lstrip()[:size]
+
+
 def infer_error(output: str) -> bool:
     """Whether a tool output from a format without an error flag reads as an error report."""
     if not output:
         return False
     if _ERROR_START.match(output):
         return True
-    head = output.lstrip()[:1]
+    head = lstrip_head(output, 1)
     if head == "{":
         try:
             value = orjson.loads(output)
