@@ -289,6 +289,12 @@ def _has_id_word(text: str, context: bool) -> bool:
     return "ERR" in text or "SKU" in text
 
 
+def may_hold_entities(text: str, *, context: bool = False) -> bool:
+    """Whether ``extract`` may find anything in ``text`` (raw or clean): every entity holds a
+    digit, but for `ERR_...` and `SKU-...` identifiers. Most replies hold neither."""
+    return _has_digit(text) or _has_id_word(text, context)
+
+
 # Each numeric pattern, with the strings one of which any match contains ("" = always try it).
 _NUMERIC = (
     ("money", _MONEY, _MONEY_AT, ("$", "€", "£", "USD", "EUR", "GBP")),
@@ -392,7 +398,7 @@ def extract(text: str, *, context: bool = False, is_clean: bool = False) -> list
     """
     if not is_clean:
         # Cleaning only removes characters: what the checks below need is in the raw text too.
-        if not _has_digit(text) and not _has_id_word(text, context):
+        if not may_hold_entities(text, context=context):
             return []
         text = clean(text)
     digits = _has_digit(text)  # every kind but ERR_... and SKU-... needs one

@@ -37,6 +37,7 @@ from detectors.entities import (
     extract,
     line_numbers,
     line_scopes,
+    may_hold_entities,
     scope_keys,
     view_row,
     viewed_lines,
@@ -558,7 +559,7 @@ def faithfulness(session: Session, params: FaithfulnessParams) -> list[Signal]:
             context.add(_context_text(event, keys))
         elif kind is _SYSTEM:
             context.add(_context_text(event, keys), shared=True)
-        elif kind is _ASSISTANT and _is_reply(event):
+        elif kind is _ASSISTANT and _is_reply(event) and may_hold_entities(event.text):
             signals += check_reply(event, context, params, audit_all=False)[0]
     return signals
 

@@ -163,19 +163,19 @@ class _Reader:
                 self._line(line, handlers)
             return self._session()
         last = len(doc.lines) - 1
-        loads = orjson.loads
+        loads, skip, take = orjson.loads, self._skip, self._line  # bound once for every line
         for index, raw in enumerate(doc.lines):
             raw = raw.strip()
             if not raw:
                 continue
             at = raw.find(_PROGRESS, 0, _PROGRESS_WITHIN)
-            if at > 0 and index != last and self._skip(raw, at):
+            if at > 0 and index != last and skip(raw, at):
                 continue
             try:
                 value = loads(raw)
             except orjson.JSONDecodeError:
                 value = doc.decode_line(index, raw)  # raises with the document's message
-            self._line(value, handlers)
+            take(value, handlers)
         return self._session()
 
     def _line(self, line: Any, handlers: dict[str, Callable[[dict[str, Any]], None]]) -> None:
