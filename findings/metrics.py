@@ -96,9 +96,8 @@ class GroupCounts:
     sessions: int = 0
     tool_calls: int = 0
     replies: int = 0
-    judged_replies: int = 0
-    judged_unbacked_claims: int = 0
-    # (weight, unbacked claims, judged replies) per judged session, for the weighted estimate.
+    # (weight, unbacked claims, judged replies) per judged session: the raw counts and the
+    # weighted estimate both come from these.
     judged: list[tuple[float, int, int]] = field(default_factory=list)
     action_claim_sessions: int = 0
     signals: Counter[str] = field(default_factory=Counter)
@@ -118,8 +117,6 @@ class GroupCounts:
         self.sessions += other.sessions
         self.tool_calls += other.tool_calls
         self.replies += other.replies
-        self.judged_replies += other.judged_replies
-        self.judged_unbacked_claims += other.judged_unbacked_claims
         self.judged.extend(other.judged)
         self.action_claim_sessions += other.action_claim_sessions
         self.signals.update(other.signals)
@@ -127,9 +124,15 @@ class GroupCounts:
         return self
 
     def add_judged(self, weight: float, unbacked_claims: int, judged_replies: int) -> None:
-        self.judged_replies += judged_replies
-        self.judged_unbacked_claims += unbacked_claims
         self.judged.append((weight, unbacked_claims, judged_replies))
+
+    @property
+    def judged_replies(self) -> int:
+        return sum(replies for _, _, replies in self.judged)
+
+    @property
+    def judged_unbacked_claims(self) -> int:
+        return sum(claims for _, claims, _ in self.judged)
 
     def value_of(self, ref: str) -> int:
         if ref.startswith("signals:"):

@@ -244,16 +244,12 @@ def _judge_line(totals: dict[str, Any]) -> str:
 
 
 def _judge_eval(args: argparse.Namespace) -> int:
-    from detectors.judge import Judge, JudgeSettings, resolve_model
+    from detectors.judge import Judge, JudgeSettings, require_model
     from detectors.judge.calibration import CalibrationSetError, format_report, load_cases
     from flows.judge_eval import evaluate
 
     loaded = _load(args.config, None)
-    if resolve_model(loaded.config.judge, JudgeSettings()) is None:
-        raise ConfigError(
-            "judge-eval needs a judge: set judge.model in the config or JUDGE_MODEL, and "
-            "OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)"
-        )
+    require_model(loaded.config.judge, JudgeSettings(), "judge-eval")
     try:
         cases = load_cases(args.labelled)
     except FileNotFoundError:

@@ -301,18 +301,22 @@ def volume_row(
     return row
 
 
+def _flow_options() -> dict[str, Any]:
+    """What both flows share: the configured task runner, and one "run failed" message
+    through the alert channels when a run fails or crashes (flows/failures.py)."""
+    return {
+        "log_prints": False,
+        "task_runner": ConfiguredTaskRunner(),
+        "on_failure": [notify_failure],
+        "on_crashed": [notify_failure],
+    }
+
+
 def run_day(loaded: LoadedConfig, day: date, *, dry_run: bool = False) -> dict[str, Any]:
     return commit_day(loaded, analyse_day(loaded, day), dry_run=dry_run)
 
 
-@flow(
-    name="nightly",
-    flow_run_name="nightly-{date}",
-    log_prints=False,
-    task_runner=ConfiguredTaskRunner(),
-    on_failure=[notify_failure],  # one "run failed" message (flows/failures.py)
-    on_crashed=[notify_failure],
-)
+@flow(name="nightly", flow_run_name="nightly-{date}", **_flow_options())
 def nightly(config: str, date: str = "yesterday", dry_run: bool = False) -> dict[str, Any]:
     """Analyse one day of agent sessions, write its results and report, send its alerts.
 
@@ -341,14 +345,7 @@ def nightly(config: str, date: str = "yesterday", dry_run: bool = False) -> dict
     return manifest
 
 
-@flow(
-    name="backfill",
-    flow_run_name="backfill-{start}-{end}",
-    log_prints=False,
-    task_runner=ConfiguredTaskRunner(),
-    on_failure=[notify_failure],  # one "run failed" message (flows/failures.py)
-    on_crashed=[notify_failure],
-)
+@flow(name="backfill", flow_run_name="backfill-{start}-{end}", **_flow_options())
 def backfill(
     config: str, start: str, end: str, deploy_version: str | None = None, concurrency: int = 2
 ) -> list[dict[str, Any]]:

@@ -16,7 +16,7 @@ from detectors.judge import (
     judge_items,
     judgement_signals,
     load_references,
-    resolve_model,
+    require_model,
 )
 from detectors.models import Signal
 from detectors.runner import DetectorSuite
@@ -115,11 +115,7 @@ class ScanJudge:
     def build(cls, loaded: LoadedConfig) -> ScanJudge:
         cfg = loaded.config.judge
         settings = JudgeSettings()
-        if resolve_model(cfg, settings) is None:
-            raise ConfigError(
-                "--judge needs a judge model: set judge.model in the config or JUDGE_MODEL, and "
-                "OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)"
-            )
+        require_model(cfg, settings, "--judge")
         judge = Judge(cfg, settings, cache=MemoryCache())
         return cls(judge, cfg, load_references(cfg, loaded.base))
 

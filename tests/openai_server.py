@@ -52,6 +52,8 @@ from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests_support import serving
+
 Grader = Callable[[list[dict[str, Any]]], "dict[str, Any] | str"]
 
 
@@ -362,11 +364,5 @@ def openai_server(
         batch_lines_done=batch_lines_done,
         batch_api=batch_api,
     )
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
+    with serving(server):
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)

@@ -5,7 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from socketserver import BaseServer
+from typing import TypeVar
 
 import pytest
 
@@ -76,3 +81,19 @@ def result_of(session: Session, call_id: str | None) -> Event | None:
         (e for e in session.events if e.kind is EventKind.TOOL_RESULT and e.call_id == call_id),
         None,
     )
+
+
+S = TypeVar("S", bound=BaseServer)
+
+
+@contextmanager
+def serving(server: S) -> Iterator[S]:
+    """Run a loopback server (``ThreadingHTTPServer`` and kin) in a thread for a ``with`` block."""
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(5)

@@ -30,7 +30,7 @@ from detectors.judge.evidence import EvidenceItem, JudgeItem, judge_items
 from detectors.judge.judge import Judge
 from detectors.judge.prompt import TEMPLATE_VERSION
 from detectors.judge.results import Judgement
-from detectors.judge.settings import OFF_REASON, JudgeSettings, resolve_model
+from detectors.judge.settings import OFF_REASON, JudgeSettings, require_model, resolve_model
 from detectors.judge.signals import judgement_signals
 
 __all__ = [
@@ -51,5 +51,6 @@ __all__ = [
     "judgement_signals",
     "load_references",
     "parse_judge_config",
+    "require_model",
     "resolve_model",
 ]

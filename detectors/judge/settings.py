@@ -63,6 +63,17 @@ def resolve_model(config: JudgeConfig | None, settings: JudgeSettings) -> str | 
     return model
 
 
+def require_model(config: JudgeConfig, settings: JudgeSettings, what: str) -> str:
+    """The judge model for a command that cannot run without one (``what`` names it)."""
+    model = resolve_model(config, settings)
+    if model is None:
+        raise ConfigError(
+            f"{what} needs a judge model: set judge.model in the config or JUDGE_MODEL, and "
+            "OPENAI_API_KEY (or OPENAI_BASE_URL for a local server)"
+        )
+    return model
+
+
 def build_client(config: JudgeConfig, settings: JudgeSettings) -> openai.OpenAI:
     """An ``openai.OpenAI`` with the config's timeout and retries (429, 5xx, lost connections:
     the SDK backs off exponentially and honours ``Retry-After``/``retry-after-ms``)."""

@@ -12,6 +12,8 @@ from datetime import date
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests_support import serving
+
 from alerts.models import Alert, Example
 
 
@@ -118,15 +120,8 @@ class _Handler(BaseHTTPRequestHandler):
 
 @contextmanager
 def peer(default: dict[str, Reply]) -> Iterator[PeerServer]:
-    server = PeerServer(default)
-    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
+    with serving(PeerServer(default)) as server:
         yield server
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(5)
 
 
 class SleepRecorder:

@@ -30,7 +30,7 @@ from urllib.parse import parse_qs, unquote, urlsplit
 
 import boto3
 import pytest
-from tests_support import cli_env, halluwatch_bin
+from tests_support import cli_env, halluwatch_bin, serving
 
 from findings.query import run_query
 from findings.store import TABLES, ResultsStore
@@ -197,15 +197,11 @@ class _ProxyHandler(BaseHTTPRequestHandler):
 @contextmanager
 def fault_proxy(upstream: str, s3: Any) -> Iterator[FaultProxy]:
     proxy = FaultProxy(upstream, lambda bucket, key: s3.delete_object(Bucket=bucket, Key=key))
-    thread = threading.Thread(target=proxy.serve_forever, args=(0.02,), daemon=True)
-    thread.start()
-    try:
-        yield proxy
-    finally:
-        proxy.release.set()
-        proxy.shutdown()
-        proxy.server_close()
-        thread.join(5)
+    with serving(proxy):
+        try:
+            yield proxy
+        finally:
+            proxy.release.set()  # let held reads go before the server shuts down
 
 
 # -- helpers ------------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from typing import Any
 import boto3
 import pytest
 from moto.server import ThreadedMotoServer
+from tests_support import serving
 
 from sessions.errors import ConfigError, CredentialError, StorageError
 from sessions.storage import (
@@ -263,12 +264,8 @@ class _ScriptedS3(BaseHTTPRequestHandler):
 def scripted(aws_env: None) -> Iterator[tuple[ThreadingHTTPServer, str]]:
     server = ThreadingHTTPServer(("127.0.0.1", 0), _ScriptedS3)
     server.script, server.requests = [], []  # type: ignore[attr-defined]
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True)
-    thread.start()
-    yield server, f"http://127.0.0.1:{server.server_address[1]}"
-    server.shutdown()
-    thread.join()
-    server.server_close()
+    with serving(server):
+        yield server, f"http://127.0.0.1:{server.server_address[1]}"
 
 
 def test_s3_slow_down_is_retried(scripted: tuple[Any, str]) -> None:
