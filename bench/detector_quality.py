@@ -1,6 +1,9 @@
 """Precision and recall of every detector on the labelled cases in tests/detectors/cases/.
 
-    python bench/detector_quality.py [--json]
+    python bench/detector_quality.py [--json] [--cases DIR]
+
+``--cases`` scores another folder of ``*.jsonl`` cases in the same format (see
+tests/labelled_cases.py), such as a team's own labelled sessions.
 
 Scored two ways: per signal (each expected kind and value found, nothing else of the case's
 kinds) and per session (the case has any expected signal vs any found signal of its kinds).
@@ -17,12 +20,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from labelled_cases import load_cases, matches, run_case  # noqa: E402
+from labelled_cases import CASES_DIR, load_cases, matches, run_case  # noqa: E402
 
 
-def score() -> dict[str, dict[str, float]]:
+def score(directory: Path = CASES_DIR) -> dict[str, dict[str, float]]:
     counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for case in load_cases():
+    for case in load_cases(directory=directory):
         found = run_case(case)
         for kind in case.check:
             expected = [e for e in case.expected if e["kind"] == kind]
@@ -58,8 +61,12 @@ def _ratio(num: int, den: int) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
-    table = score()
-    if parser.parse_args().json:
+    parser.add_argument("--cases", type=Path, default=CASES_DIR, help="folder of *.jsonl cases")
+    args = parser.parse_args()
+    if not args.cases.is_dir():
+        parser.error(f"no such folder of cases: {args.cases}")
+    table = score(args.cases)
+    if args.json:
         print(json.dumps(table, indent=2))
         return 0
     print(

@@ -6,7 +6,10 @@ those JSON fields of tool outputs). Seven entity kinds are checked (see ``detect
 case/ticket ids, SKUs and model numbers, error codes, percentages, money, counts with a noun and
 date scopes. A number is supported when context holds it (in any written form, or rounded to the
 precision the reply wrote it with), within ``tolerance`` when the reply marks it approximate, or
-as the sum of two same-kind context numbers or of all of one context event's. When the supported
+as the sum of two same-kind context numbers, of all of one context event's or of neighbouring
+numbers under one key of a JSON output (a reservation's flight prices). A reply may also work a
+number out from its own supported ones (a sum, a difference, an amount times a count it states),
+and a later reply may restate what an earlier one worked out. When the supported
 share of a reply's entities is below ``threshold``, every unsupported entity is a signal; the
 first one carries the audit record in ``data["audit"]``. Each event is read at most once, and only
 as far as a reply's entities need (most replies cite none; most tool outputs are never read).
@@ -147,6 +150,13 @@ class _Event:
         return digit_runs(self.text)
 
     @cached_property
+    def run_sums(self) -> set[float]:
+        """Totals a reply may state from a JSON output: the sums of two or more neighbouring
+        numbers under the same key path (the prices of a reservation's flights, the legs of a
+        connection), within runs of at most ``_RUN`` items."""
+        return json_run_sums(self.text)
+
+    @cached_property
     def has_money_sign(self) -> bool:
         # `in` for each (not one regex: the regex engine scans character classes slowly).
         return any(sign in self.text for sign in _MONEY_SIGNS)
@@ -173,6 +183,42 @@ class _Event:
         for value in values:
             total += value
         return round(total, 6)
+
+
+_RUN = 8  # the longest run of listed numbers summed (a reservation's flights, an order's items)
+_RUN_SUMS_MAX = 20_000  # sums kept per output: a huge listing is not summed without bound
+
+
+def json_run_sums(text: str) -> set[float]:
+    """Sums (rounded to cents) of 2 to ``_RUN`` consecutive numbers sharing a key path in the
+    JSON document ``text`` (list positions ignored); empty when ``text`` is not JSON."""
+    head = text.lstrip()[:1]
+    if head not in ("{", "["):
+        return set()
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return set()
+    columns: defaultdict[str, list[float]] = defaultdict(list)
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            stack.extend((value, f"{path}.{key}") for key, value in reversed(node.items()))
+        elif isinstance(node, list):
+            stack.extend((item, f"{path}[]") for item in reversed(node))
+        elif isinstance(node, int | float) and not isinstance(node, bool):
+            columns[path].append(float(node))
+    sums: set[float] = set()
+    for values in columns.values():
+        for start in range(len(values) - 1):
+            total = values[start]
+            for value in values[start + 1 : start + _RUN]:
+                total += value
+                sums.add(round(total, 2))
+            if len(sums) > _RUN_SUMS_MAX:
+                return sums
+    return sums
 
 
 # System prompt -> its `_Event`: an agent's sessions share one system prompt, and its facts (a
@@ -217,6 +263,9 @@ class _Context:
         self.totals: dict[str, set[float]] = defaultdict(set)
         self.bare = _Pool()
         self.words = _Pool()
+        # Numbers earlier replies worked out from supported ones (a total they computed): a
+        # later reply restating one is as supported as the reply that worked it out.
+        self.worked: set[tuple[str, str]] = set()
 
     def add(self, text: str, *, shared: bool = False) -> None:
         """Add an event's text; ``shared``: one that other sessions hold too (a system prompt),
@@ -380,6 +429,8 @@ class _Context:
             return True
         if round(value, 6) in self.totals[e.kind] or pool.pair_sum(value):
             return True
+        if e.kind in ("money", "count") and e.qualifier == "" and self._run_sum(value):
+            return True
         self._merge("bare")
         if e.kind == "percent" and self.bare.any_between(low / 100, high / 100):
             return True  # 12% from a `"rate": 0.12` field
@@ -391,6 +442,11 @@ class _Context:
         if e.kind == "percent" and self.words.any_between(low / 100, high / 100):
             return True
         return self.words.any_between(low, high)
+
+    def _run_sum(self, value: float) -> bool:
+        """Whether ``value`` totals neighbouring numbers of one JSON output (newest first)."""
+        key = round(value, 2)
+        return any(key in self.event(i).run_sums for i in range(len(self.texts) - 1, -1, -1))
 
     def excerpt_for(self, entities: list[Entity]) -> str:
         """About 300 characters of the context event sharing most entities with the reply."""
@@ -506,10 +562,13 @@ def check_reply(
     """The signals for one reply and its audit record (``None`` when it has no entities, or,
     with ``audit_all=False``, when the reply is not flagged: the detector only keeps flagged
     replies' records)."""
-    entities = list({(e.kind, e.norm): e for e in extract(reply.text)}.values())
+    written = extract(reply.text)
+    entities = list({(e.kind, e.norm): e for e in written}.values())
     if not entities:
         return [], None
     supported = [context.supports(e) for e in entities]
+    if not all(supported):
+        supported = _worked_out(entities, supported, written, reply.text, context)
     score = sum(supported) / len(entities)
     if score >= params.threshold and not audit_all:
         return [], None
@@ -546,7 +605,90 @@ def check_reply(
     return signals, audit
 
 
-@detector("faithfulness", version=1, params=FaithfulnessParams, kinds=(KIND,))
+_ARITHMETIC_KINDS = ("money", "count", "percent")
+_SMALL_WORDS = ["two", "three", "four", "five", "six", "seven", "eight", "nine"]
+_SMALL = {w: n for n, w in enumerate(_SMALL_WORDS, start=2)}
+_N = r"([2-9]|two|three|four|five|six|seven|eight|nine)"
+_TIMES = "x\u00d7*"  # x, the multiplication sign, *
+# A small count of things (`two passengers`, `3 nights`) or a multiplier (`x 2`, `2x`); not a
+# list number (`2.`).
+_FACTOR = re.compile(
+    rf"\b{_N}\s+(?:[a-z-]+\s+)?[a-z]+s\b|[{_TIMES}]\s?{_N}\b|\b{_N}\s?[{_TIMES[:2]}](?!\w)", re.I
+)
+
+
+def _worked_out(
+    entities: list[Entity],
+    supported: list[bool],
+    written: list[Entity],
+    text: str,
+    context: _Context,
+) -> list[bool]:
+    """``supported`` (of the distinct ``entities``), plus the reply's numbers it works out from
+    its own supported ones (``written``: every mention, in order): a total or difference of two
+    (``$725 - $503 = $222``), the total of neighbouring ones it lists (items, then their total),
+    or an amount times a small count the reply states (``$348`` for two passengers, at a price
+    the reply or the context holds). Each number so supported may support the next (a running
+    total)."""
+    ok = {(e.kind, e.norm) for e, yes in zip(entities, supported, strict=True) if yes}
+    worked = context.worked
+    ok |= {(e.kind, e.norm) for e in entities if (e.kind, e.norm) in worked}
+    factors = {
+        int(n) if n.isdigit() else _SMALL[n.lower()]
+        for m in _FACTOR.finditer(text)
+        for n in m.groups()
+        if n
+    }
+    changed = True
+    while changed:
+        changed = False
+        for e in entities:
+            if (e.kind, e.norm) in ok or e.kind not in _ARITHMETIC_KINDS:
+                continue
+            if e.value is None or e.qualifier:
+                continue
+            known = [
+                o.value
+                for o in written
+                if o.kind == e.kind and o.value is not None and (o.kind, o.norm) in ok
+            ]
+            if _derives(e.value, known, factors if e.kind == "money" else set()) or (
+                e.kind == "money" and any(context.supports(_per(e, k)) for k in factors)
+            ):
+                ok.add((e.kind, e.norm))
+                worked.add((e.kind, e.norm))
+                changed = True
+    return [(e.kind, e.norm) in ok for e in entities]
+
+
+def _per(e: Entity, k: int) -> Entity:
+    """``e`` divided by ``k``: the price of one of ``k`` (written plainly, so it is looked for
+    as a number)."""
+    value = e.value / k if e.value is not None else 0.0
+    raw = f"{value:.2f}".rstrip("0").rstrip(".")
+    return Entity(e.kind, raw, f"{e.kind}:{value:g}", value, e.decimals + 2)
+
+
+def _derives(value: float, known: list[float], factors: set[int]) -> bool:
+    def same(a: float, b: float) -> bool:
+        return abs(a - b) <= 0.005 + 1e-9 * abs(b)
+
+    for a_index, a in enumerate(known):
+        if any(same(value, a * k) for k in factors):
+            return True
+        for b in known[a_index + 1 :]:
+            if same(value, a + b) or same(value, abs(a - b)):
+                return True
+    for start in range(len(known) - 2):  # three or more listed in a row
+        total = known[start] + known[start + 1]
+        for later in known[start + 2 : start + _RUN]:
+            total += later
+            if same(value, total):
+                return True
+    return False
+
+
+@detector("faithfulness", version=2, params=FaithfulnessParams, kinds=(KIND,))
 def faithfulness(session: Session, params: FaithfulnessParams) -> list[Signal]:
     context = _Context(params)
     signals: list[Signal] = []

@@ -36,9 +36,9 @@ class Case:
     source: str = ""
 
 
-def load_cases(pattern: str = "*.jsonl") -> list[Case]:
+def load_cases(pattern: str = "*.jsonl", directory: Path = CASES_DIR) -> list[Case]:
     cases = []
-    for path in sorted(CASES_DIR.glob(pattern)):
+    for path in sorted(directory.glob(pattern)):
         for number, line in enumerate(path.read_text().splitlines(), start=1):
             if line.strip():
                 raw = json.loads(line)

@@ -75,7 +75,7 @@ def test_suite_runs_it_with_kind_and_version() -> None:
     session = _tool_session(json.dumps({"case_id": "CASE-00123"}), "See CASE-00123, CASE-00999.")
     signals = [s for s in DetectorSuite().run(session) if s.kind == "faithfulness_violation"]
     assert [(s.value, s.detector, s.detector_version) for s in signals] == [
-        ("CASE-00999", "faithfulness", 1)
+        ("CASE-00999", "faithfulness", 2)
     ]
 
 
@@ -145,7 +145,7 @@ def _summedits() -> list[dict[str, object]]:
 
 def test_summedits_false_alarms_are_rare() -> None:
     """Measured: 1 of 352 consistent summaries fires (0.3%; that one says 15% where the email
-    says 20%), against 143 of 781 inconsistent ones (18%; recall is bounded to entity edits)."""
+    says 20%), against 142 of 781 inconsistent ones (18%; recall is bounded to entity edits)."""
     from detectors.faithfulness import _Context
 
     params = FaithfulnessParams()
@@ -170,3 +170,57 @@ def test_real_claude_code_sessions_restating_counts_are_quiet() -> None:
         for session in result.sessions:
             signals += faithfulness(session, FaithfulnessParams())
     assert signals == []
+
+
+def _values(output: str, reply: str) -> list[str]:
+    return [s.value for s in faithfulness(_tool_session(output, reply), FaithfulnessParams())]
+
+
+FLIGHTS = json.dumps(
+    {
+        "reservation_id": "JG7FMM",
+        "flights": [
+            {"flight_number": "HAT028", "price": 140},
+            {"flight_number": "HAT277", "price": 101},
+            {"flight_number": "HAT301", "price": 96},
+        ],
+        "passengers": [{"first_name": "Omar"}, {"first_name": "Fatima"}],
+    }
+)
+
+
+@pytest.mark.parametrize(
+    ("reply", "expected"),
+    [
+        ("The new total price is $241.", []),  # 140 + 101: neighbouring prices of one output
+        ("All three flights come to $337.", []),  # 140 + 101 + 96
+        ("The new total price is $251.", ["$251"]),  # no run of prices adds up to it
+        ("The flights cost $140 and $96, so $236 in all.", []),  # worked out in the reply
+        ("The flights cost $140 and $96, so $246 in all.", ["$246"]),  # worked out wrongly
+        ("Old price $725 - new price $503 = $222 back to you.", ["$725", "$503", "$222"]),
+        ("For two passengers the first flight is $280.", []),  # 2 x $140, a count stated
+        ("The first flight is $280.", ["$280"]),  # twice a price, but no count says so
+    ],
+)
+def test_totals_a_reply_works_out(reply: str, expected: list[str]) -> None:
+    """Customer-service agents add up prices: a total of neighbouring numbers of one JSON
+    output, a sum or difference of the reply's own supported numbers, or an amount times a
+    count the reply states is supported; the same arithmetic done wrong is not."""
+    assert _values(FLIGHTS, reply) == expected
+
+
+def test_a_total_worked_out_earlier_may_be_restated() -> None:
+    function = {"name": "get_reservation", "arguments": "{}"}
+    call = {"id": "c1", "type": "function", "function": function}
+    session = _read(
+        [
+            {"role": "user", "content": "What do my flights cost?"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+            {"role": "tool", "tool_call_id": "c1", "content": FLIGHTS},
+            {"role": "assistant", "content": "They cost $140 and $96: $236 together."},
+            {"role": "user", "content": "And the total again?"},
+            {"role": "assistant", "content": "The total is $236; the invented fee is $19."},
+        ]
+    )
+    signals = faithfulness(session, FaithfulnessParams())
+    assert [s.value for s in signals] == ["$19"]
