@@ -2,7 +2,8 @@
 
     python bench/detector_quality.py [--json] [--cases DIR]
 
-``--cases`` scores another folder of ``*.jsonl`` cases in the same format (see
+Cases in ``*_independent.jsonl`` files (written without reading the detectors) are also scored
+apart. ``--cases`` scores another folder of ``*.jsonl`` cases in the same format (see
 tests/labelled_cases.py), such as a team's own labelled sessions.
 
 Scored two ways: per signal (each expected kind and value found, nothing else of the case's
@@ -20,12 +21,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path[:0] = [str(REPO), str(REPO / "tests")]
 
-from labelled_cases import CASES_DIR, load_cases, matches, run_case  # noqa: E402
+from labelled_cases import CASES_DIR, Case, load_cases, matches, run_case  # noqa: E402
 
 
-def score(directory: Path = CASES_DIR) -> dict[str, dict[str, float]]:
+def score(cases: list[Case]) -> dict[str, dict[str, float]]:
     counts: dict[str, dict[str, int]] = defaultdict(lambda: defaultdict(int))
-    for case in load_cases(directory=directory):
+    for case in cases:
         found = run_case(case)
         for kind in case.check:
             expected = [e for e in case.expected if e["kind"] == kind]
@@ -65,10 +66,24 @@ def main() -> int:
     args = parser.parse_args()
     if not args.cases.is_dir():
         parser.error(f"no such folder of cases: {args.cases}")
-    table = score(args.cases)
+    cases = load_cases(directory=args.cases)
+    independent = [c for c in cases if c.source.split(":")[0].endswith("_independent.jsonl")]
+    sets = {"all": cases}
+    if independent and len(independent) < len(cases):
+        sets["written with the detectors"] = [c for c in cases if c not in independent]
+        sets["written independently"] = independent
+    tables = {name: score(chosen) for name, chosen in sets.items()}
     if args.json:
-        print(json.dumps(table, indent=2))
+        print(json.dumps(tables, indent=2))
         return 0
+    for name, table in tables.items():
+        print(f"{name} ({len(sets[name])} cases)")
+        _print(table)
+        print()
+    return 0
+
+
+def _print(table: dict[str, dict[str, float]]) -> None:
     print(
         f"{'kind':28}{'cases':>6}{'TP':>5}{'FP':>4}{'FN':>4}{'precision':>11}{'recall':>8}"
         f"{'session P':>11}{'session R':>10}"
@@ -78,7 +93,6 @@ def main() -> int:
             f"{kind:28}{r['cases']:>6}{r['tp']:>5}{r['fp']:>4}{r['fn']:>4}{r['precision']:>11.2f}"
             f"{r['recall']:>8.2f}{r['session_precision']:>11.2f}{r['session_recall']:>10.2f}"
         )
-    return 0
 
 
 if __name__ == "__main__":

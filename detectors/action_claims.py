@@ -45,6 +45,7 @@ from detectors.action_rules import (
     CompiledRule,
     Rule,
     ToolAction,
+    joined_verb,
     matched_verb,
     sentence_stems,
     tool_action,
@@ -121,6 +122,52 @@ def reply_text(text: str) -> str:
     return text.replace("**", "").replace("__", "")
 
 
+def _sub_mapped(
+    pattern: re.Pattern[str], repl: str, text: str, pos: list[int]
+) -> tuple[str, list[int]]:
+    """``pattern.sub(repl, text)``, and where each character of the result came from in the
+    text ``pos`` maps ``text`` to (a replacement's characters: its match's first and last)."""
+    out: list[str] = []
+    where: list[int] = []
+    last = 0
+    for m in pattern.finditer(text):
+        out.append(text[last : m.start()])
+        where += pos[last : m.start()]
+        out.append(repl)
+        if repl:
+            first, final = pos[m.start()], pos[m.end() - 1]
+            where += [first] + [final] * (len(repl) - 1)
+        last = m.end()
+    out.append(text[last:])
+    where += pos[last:]
+    return "".join(out), where
+
+
+_STEPS = (
+    (("```", "~~~"), _CODE_BLOCK, " "),
+    (("`",), _INLINE_CODE, " CODE "),
+    ((">",), _QUOTE_LINE, " "),
+    (('"', "\u201c"), _QUOTED, " QUOTE "),
+    (("(",), _PAREN, " "),
+    (("**",), re.compile(r"\*\*"), ""),
+    (("__",), re.compile(r"__"), ""),
+)
+
+
+def as_written(text: str, sentence: str) -> str:
+    """``sentence`` (of ``sentences(text)``) as the reply wrote it: with its code, quotes and
+    asides back, for a person to read."""
+    pos = list(range(len(text)))
+    prose = text
+    for needles, pattern, repl in _STEPS:
+        if any(needle in prose for needle in needles):
+            prose, pos = _sub_mapped(pattern, repl, prose, pos)
+    at = prose.find(sentence)
+    if at < 0 or not sentence:
+        return sentence
+    return text[pos[at] : pos[at + len(sentence) - 1] + 1].strip()
+
+
 def sentences(text: str) -> list[str]:
     return _split(reply_text(text))
 
@@ -129,12 +176,30 @@ def _split(prose: str) -> list[str]:
     return [s.strip(" \t-*#|•") for s in _SENTENCE.split(prose) if s.strip(" \t-*#|")]
 
 
+# A noun phrase right before the subject: a relative clause ("the data we submitted", "the file
+# I created") describes the object, it does not claim the action.
+_NOUN_PHRASE = (
+    r"\b(?:the|a|an|this|these|those|what|which|any|every)\s+"
+    r"(?:(?!(?:and|but|so|then|also|now|I|we)\b)[\w-]+\s+){1,3}"
+)
+_RELATIVE_BEFORE_SUBJECT = re.compile(_NOUN_PHRASE + r"$", re.I)
+_RELATIVE_WITH_SUBJECT = re.compile(
+    _NOUN_PHRASE + r"(?-i:I|[Ww]e)(?:'ve|\s+have|\s+had)?\s+$", re.I
+)
+_SUBJECT_FIRST = re.compile(r"(?:I|[Ww]e)\b")
+
+
 def is_claim(sentence: str, start: int, end: int) -> bool:
     """Whether the match at ``start:end`` states a completed action (see module docstring)."""
     if sentence.rstrip().endswith("?"):
         return False
     breaks = [m.end() for m in _CLAUSE_BREAK.finditer(sentence, 0, start)]
     prefix = sentence[breaks[-1] if breaks else 0 : start]
+    if _SUBJECT_FIRST.match(sentence, start):
+        if _RELATIVE_BEFORE_SUBJECT.search(prefix):
+            return False
+    elif _RELATIVE_WITH_SUBJECT.search(prefix):
+        return False
     # "your" names the user's object ("your bag is added"); any other "you" is an instruction.
     if _NOT_A_CLAIM.search(_YOUR_OBJECT.sub(" ", prefix)):
         return False
@@ -552,7 +617,7 @@ _DEFAULT_TABLES = tuple(
 
 @detector(
     "action_claims",
-    version=1,
+    version=2,
     params=ActionClaimsParams,
     kinds=("unbacked_action_claim", "contradicted_action_claim"),
 )
@@ -652,10 +717,12 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
                     break
         states: list[_StateClaim] | None = None
         if state and may_match(state_keys, low):
-            states = [
-                (matched_verb(m), m.start(), m.end(), m.group(0))
-                for m in STATE_CLAIM.finditer(sentence)
-            ]
+            states = []
+            for m in STATE_CLAIM.finditer(sentence):
+                states.append((matched_verb(m), m.start(), m.end(), m.group(0)))
+                if m.group("v6"):  # "... and closed the ticket": a claim of its own
+                    said = m.group("v6")
+                    states.append((joined_verb(m), m.start("v6"), m.end("v6"), said))
         if hits or states:
             out.append((sentence, hits, states))
     return out
@@ -674,7 +741,6 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
                     verdicts.append(
                         _tool_verdict(targets, run.tool_evidence(), said, verb or "", run.compacted)
                     )
-                    break
         found = [v for v in verdicts if v[0] not in ("", "skip")]
         if not found:
             continue
@@ -683,7 +749,7 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
         signals.append(
             Signal(
                 kind=kind,
-                value=sentence.strip(),
+                value=as_written(reply.text, sentence.strip()),
                 events=[reply.index, *events],
                 explanation=why,
                 severity=Severity.HIGH if kind.startswith("contradicted") else Severity.MEDIUM,

@@ -213,7 +213,8 @@ STATE_KEYS: Keywords = (
         "completed sent updated changed modified edited booked reserved confirmed added removed "
         "deleted emailed transferred created opened upgraded downgraded charged paid closed "
         "assigned approved rejected declined scheduled submitted exchanged reset blocked "
-        "enabled disabled subscribed restored archived shipped"
+        "enabled disabled subscribed restored archived shipped returned placed finalized "
+        "finalised"
     ),
 )
 # Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in

@@ -175,6 +175,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         claim=(
             r"\b(?:I|we|I've|we've|has\s+been|have\s+been|was|were|is|are|successfully)\s+"
             r"(?:now\s+|successfully\s+|also\s+)?deployed\b"
+            # "Deployed to prod." / "Built, tested and deployed ...": the elided "I".
+            r"|^\W*(?:\w+(?:,\s*|\s+and\s+|\s+&\s+)){0,3}deployed\b"
             r"|\bdeploy(?:ment)?\s+(?:is\s+|was\s+|has\s+)?(?:now\s+)?"
             r"(?:complete|completed|successful|succeeded|done|live)\b"
         ),
@@ -250,6 +252,22 @@ STATE_VERBS: dict[str, str] = {
     "restore": r"restored",
     "archive": r"archived",
     "ship": r"shipped",
+    "return": r"returned",
+}
+# Action nouns a reply says it completed ("I've processed the return", "I've completed your
+# booking"): the verb group each stands for.
+ACTION_NOUNS: dict[str, str] = {
+    "return": "return",
+    "refund": "refund",
+    "exchange": "exchange",
+    "cancellation": "cancel",
+    "cancelation": "cancel",
+    "booking": "book",
+    "reservation": "book",
+    "transfer": "transfer",
+    "payment": "pay",
+    "upgrade": "upgrade",
+    "downgrade": "downgrade",
 }
 # Tool-name verbs that mean the same action as a claim verb.
 VERB_ALIASES: dict[str, str] = {
@@ -353,23 +371,39 @@ _DESCRIPTIVE_AFTER = (
 # A completed state change needs a frame: "I (have) cancelled", "has been cancelled", "is now
 # cancelled", "cancelled successfully", or a bare "Refund issued.". "was booked on May 12" and
 # "the cancelled flight" describe, they do not claim.
+_SUBJECT = r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:successfully\s+|now\s+|just\s+|also\s+)*"
+_NOUNS = "|".join(ACTION_NOUNS)
 STATE_CLAIM = re.compile(
-    r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:successfully\s+|now\s+|just\s+|also\s+)*"
-    rf"(?P<v1>{_PARTICIPLES})\b"
+    rf"{_SUBJECT}(?P<v1>{_PARTICIPLES})\b"
+    # "I've added your note and closed the ticket": a second participle joined to the first.
+    rf"(?:(?:\s+[\w'-]+){{0,6}}?\s+and\s+(?:also\s+)?(?P<v6>{_PARTICIPLES})\b{_DESCRIPTIVE_AFTER})?"
+    rf"|{_SUBJECT}(?:processed|completed|initiated|submitted|finali[sz]ed|confirmed|placed)\s+"
+    rf"(?:the\s+|your\s+|a\s+|an\s+)?(?:[\w-]+\s+){{0,2}}?(?P<v7>{_NOUNS})s?\b"
+
     r"|\b(?:has|have)\s+(?:now\s+|also\s+)?been\s+(?:successfully\s+|now\s+|fully\s+|also\s+)*"
     rf"(?P<v2>{_PARTICIPLES})\b"
     r"|\b(?:is|are)\s+(?:now\s+|successfully\s+|also\s+)*"
     rf"(?P<v3>{_PARTICIPLES})\b{_DESCRIPTIVE_AFTER}"
     rf"|\b(?P<v4>{_PARTICIPLES})\s+successfully\b"
-    rf"|^\W*(?:your\s+|the\s+)?(?:[\w-]+\s+){{0,2}}?(?P<v5>{_PARTICIPLES})\s*[.!]*\s*$",
+    rf"|^\W*(?:your\s+|the\s+)?(?:[\w-]+\s+){{0,2}}?(?P<v5>{_PARTICIPLES})"
+    r"(?:\s*[.!]*\s*$|\s*[:;]\s|\s+[\u2014\u2013-]\s)",  # "Refund issued: $42 ..."
     _I,
 )
 
 
 def matched_verb(match: re.Match[str]) -> str | None:
     """The verb group of a ``STATE_CLAIM`` match (`has been cancelled` -> `cancel`)."""
+    if match.group("v7"):
+        return ACTION_NOUNS.get(match.group("v7").lower())
     said = next(g for g in match.group("v1", "v2", "v3", "v4", "v5") if g)
     return claim_verb(said)
+
+
+def joined_verb(match: re.Match[str]) -> str | None:
+    """The verb group of the participle joined to a ``STATE_CLAIM`` match (`I've added X and
+    closed Y` -> `close`), or None."""
+    said = match.group("v6")
+    return claim_verb(said) if said else None
 
 
 def claim_verb(text: str) -> str | None:

@@ -98,7 +98,7 @@ _IDS = re.compile(
     r"|(?P<err>\bE\d{3,5}\b|\bERR(?:OR)?_[A-Z0-9_]{3,}\b|\b0x[0-9A-Fa-f]{6,8}\b"
     r"|\bHTTP[ /]?[1-5]\d\d\b)"
     r"|(?P<sku>\bSKU[-_ ]?[A-Z0-9]+(?:-[A-Z0-9]+)*\b)"
-    r"|(?P<model>(?<![\w./-])(?P<mp>[A-Z][A-Z0-9]{1,6})-\d{2,6}(?:-[A-Z0-9]{1,4})?\b(?![-/.]\w))"
+    r"|(?P<model>(?<![\w./-])(?P<mp>[A-Z][A-Z0-9]{1,6})-\d{2,6}[A-Z0-9]{0,4}(?:-[A-Z0-9]{1,4})?\b(?![-/.]\w))"
 )
 _IDS_CONTEXT = re.compile(_IDS.pattern, re.IGNORECASE)
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
@@ -482,7 +482,8 @@ def digit_runs(text: str) -> set[str]:
     return set(_LONG_DIGIT_RUN.findall(text))
 
 
-_COUNTED = re.compile(rf"(?P<num>{_NUM_AT})(?P<suf>[kKM]\b)?\s+[A-Za-z]")
+# Not a value written to a key (`suites=8 passed=37`: 8 counts suites, not passes).
+_COUNTED = re.compile(rf"(?<![=:])(?P<num>{_NUM_AT})(?P<suf>[kKM]\b)?\s+[A-Za-z]")
 
 
 def context_counts(text: str, *, is_clean: bool = False) -> list[float]:

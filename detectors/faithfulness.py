@@ -135,7 +135,7 @@ class _Event:
 
     @cached_property
     def counts(self) -> list[float]:
-        return context_counts(self.clean, is_clean=True) + self.viewed
+        return context_counts(self.clean, is_clean=True)
 
     @cached_property
     def bare(self) -> list[float]:
@@ -233,6 +233,15 @@ def _shared_event(text: str) -> _Event:
             _SHARED.clear()
         event = _SHARED[text] = _Event(text)
     return event
+
+
+# A count of a file's lines, which a file view's line-number prefixes support (`48→` as the
+# last row: "the file has 48 lines"); a count of anything else they do not.
+_LINE_NOUN = re.compile(r"\b(?:lines?|rows?|LOC|SLOC)\b", re.IGNORECASE)
+
+
+def _counts_lines(e: Entity) -> bool:
+    return _LINE_NOUN.search(e.raw) is not None
 
 
 def _between(values: list[float], low: float, high: float) -> bool:
@@ -377,6 +386,7 @@ class _Context:
                     return True
                 if (
                     e.kind == "count"
+                    and _counts_lines(e)
                     and _PREFIX_NUM.match(text, start)
                     and not _rows_past(text, start, high)
                     and _between(event.viewed, low, high)
@@ -397,6 +407,8 @@ class _Context:
         low, high = self._range(e)
         values = event.values(e.kind)
         if _between(values, low, high) or event.total(e.kind) == round(e.value, 6):
+            return True
+        if e.kind == "count" and _counts_lines(e) and _between(event.viewed, low, high):
             return True
         if e.qualifier == "gt" and values and max(values) >= e.value:
             return True
@@ -429,6 +441,8 @@ class _Context:
             return True
         if round(value, 6) in self.totals[e.kind] or pool.pair_sum(value):
             return True
+        if e.kind == "count" and _counts_lines(e) and self._viewed_between(low, high):
+            return True
         if e.kind in ("money", "count") and e.qualifier == "" and self._run_sum(value):
             return True
         self._merge("bare")
@@ -442,6 +456,14 @@ class _Context:
         if e.kind == "percent" and self.words.any_between(low / 100, high / 100):
             return True
         return self.words.any_between(low, high)
+
+    def _viewed_between(self, low: float, high: float) -> bool:
+        """Whether a file view's length (its last line numbers) is in range."""
+        return any(
+            _between(self.event(i).viewed, low, high)
+            for i in range(len(self.texts) - 1, -1, -1)
+            if "→" in self.texts[i] or "|" in self.texts[i]
+        )
 
     def _run_sum(self, value: float) -> bool:
         """Whether ``value`` totals neighbouring numbers of one JSON output (newest first)."""

@@ -51,6 +51,25 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     ("entity", re.compile(r"No such (?P<what>[\w ]{1,30}?): '?(?P<t>[\w.-]+)'?", _I)),
+    # Package registries: npm, pip, cargo.
+    (
+        "package",
+        re.compile(r"'(?P<t>(?:@[\w.-]+/)?[\w.-]+)@[^']*' is not in (?:this|the npm) registry", _I),
+    ),
+    ("package", re.compile(r"No matching distribution found for (?P<t>[\w.\[\]-]+)", _I)),
+    ("package", re.compile(r"no matching package named `(?P<t>[^`]+)` found", _I)),
+    # A named object the service says is missing: kubectl `pods "x" not found`, PostgreSQL
+    # `relation "x" does not exist`, `table 'x' doesn't exist`.
+    (
+        "entity",
+        re.compile(
+            r"\b(?P<what>[a-z][\w.-]{1,30}) [\"'`\u2018](?P<t>[^\"'`\u2019\n]{1,200})[\"'`\u2019] "
+            r"(?:was )?(?:not found|does not exist|doesn't exist)",
+            _I,
+        ),
+    ),
+    # requests' HTTPError, and other "404 ... Not Found for url" forms.
+    ("http404", re.compile(r"\b404 Client Error: Not Found for url: (?P<url>\S+)", _I)),
     ("entity", re.compile(r"\bresource_missing\b", _I)),
     ("http404", re.compile(r"\b404 not found\b|[\"']?status[\"']?\s*:\s*[\"']?404\b", _I)),
     ("http404", re.compile(r"^\s*\{\s*[\"']?message[\"']?\s*:\s*[\"']not found[\"']", _I)),
@@ -78,6 +97,11 @@ _NEEDS: list[tuple[str, ...]] = [
     ("cannot ",),
     (": no such file",),
     ("no such ",),
+    ("registry",),
+    ("no matching distribution found for ",),
+    ("no matching package named `",),
+    ("not found", "does not exist", "doesn't exist"),
+    ("404 client error",),
     ("resource_missing",),
     ("404",),
     ("not found",),
@@ -134,7 +158,13 @@ _MASKS: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"\b(?=\w*\d)(?=\w*[A-Za-z_])\w*_\w+\b|\b[A-Za-z]+\d[\w-]*\b"), "<id>"),
     (re.compile(r"(?<!exit code )(?<![\w<])\d+(?:\.\d+)?\b", re.I), "<n>"),
 ]
-_PLACEHOLDER = {"file": "<path>", "command": "<cmd>", "module": "<module>", "git": "<ref>"}
+_PLACEHOLDER = {
+    "file": "<path>",
+    "command": "<cmd>",
+    "module": "<module>",
+    "git": "<ref>",
+    "package": "<package>",
+}
 
 
 def mask(text: str, target: str | None = None, placeholder: str = "<id>") -> str:
@@ -287,7 +317,22 @@ def _target(category: str, found: re.Match[str], call: Event) -> tuple[str | Non
             key = key.lower()
             if isinstance(value, str) and (key.startswith(words[0]) or key == "id"):
                 return value, False
+    named = _input_value_in(call, found.string)
+    if named:  # `{"shipment_id": "SHP-40912"}` -> "Shipment SHP-40912 not found", a 404 URL
+        return named, False
     return _field(call, _PATH_KEYS), False
+
+
+def _input_value_in(call: Event, output: str) -> str | None:
+    """The call's one-word input value (an id, a key) that the error message repeats."""
+    if not isinstance(call.input, dict):
+        return None
+    for value in call.input.values():
+        if isinstance(value, str | int) and not isinstance(value, bool):
+            text = str(value)
+            if 3 <= len(text) <= 200 and " " not in text and text in output:
+                return text
+    return None
 
 
 def _named_in_input(target: str, call: Event) -> bool:
@@ -303,11 +348,12 @@ _WHAT = {
     "git": "Used git path or revision `{t}`, which the repository does not have",
     "entity": "Called `{tool}` with `{t}`, which the service says does not exist",
     "http404": "Called `{tool}` on `{t}`, which answered 404 Not Found",
+    "package": "Installed package `{t}`, which the registry does not have (a made-up name?)",
     "custom": "Called `{tool}` on `{t}`, which does not exist",
 }
 
 
-@detector("not_found", version=1, params=NotFoundParams)
+@detector("not_found", version=2, params=NotFoundParams)
 def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
     extra = [re.compile(p, _I) for p in params.patterns]
     probe_extra = frozenset(params.probe_commands)
@@ -344,7 +390,9 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
             continue
         # A target the agent never named (a skill's template, a build step's own file) was not
         # the agent's assumption: stay silent rather than blame it.
-        if target and from_message and not _named_in_input(target, call):
+        # (A missing module is the environment's gap whoever imported it: the agent ran code
+        # assuming it was installed, as with a missing command.)
+        if target and from_message and category != "module" and not _named_in_input(target, call):
             continue
         first_line = found.group(0).strip().splitlines()[0][:80]
         value = target or first_line

@@ -6,7 +6,11 @@
      "config": {"agents": {...}, "detectors": {...}},   optional run-config fragment
      "expected": [{"kind": "unbacked_action_claim", "value": "..."}],   [] for a hard negative
      "check": ["unbacked_action_claim"],      kinds this case is about (others are not scored)
-     "note": "why this case exists (the trap it sets)"}
+     "note": "why this case exists (the trap it sets)",
+     "known_miss": "why the detectors get it wrong"}   optional: a failure kept on record
+
+``*_independent.jsonl`` were written by a separate author from the issue text and the format
+docs alone, without reading the detectors, and scored before any change made for them.
 
 ``value`` is compared case-insensitively, and for sentence-valued kinds (action claims) an
 expected value only has to be contained in the found one. The tests assert every case; the
@@ -33,6 +37,7 @@ class Case:
     check: list[str]
     config: dict[str, Any] = field(default_factory=dict)
     note: str = ""
+    known_miss: str = ""
     source: str = ""
 
 
