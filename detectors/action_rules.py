@@ -379,7 +379,6 @@ STATE_CLAIM = re.compile(
     rf"(?:(?:\s+[\w'-]+){{0,6}}?\s+and\s+(?:also\s+)?(?P<v6>{_PARTICIPLES})\b{_DESCRIPTIVE_AFTER})?"
     rf"|{_SUBJECT}(?:processed|completed|initiated|submitted|finali[sz]ed|confirmed|placed)\s+"
     rf"(?:the\s+|your\s+|a\s+|an\s+)?(?:[\w-]+\s+){{0,2}}?(?P<v7>{_NOUNS})s?\b"
-
     r"|\b(?:has|have)\s+(?:now\s+|also\s+)?been\s+(?:successfully\s+|now\s+|fully\s+|also\s+)*"
     rf"(?P<v2>{_PARTICIPLES})\b"
     r"|\b(?:is|are)\s+(?:now\s+|successfully\s+|also\s+)*"

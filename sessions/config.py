@@ -19,6 +19,8 @@ DEFAULT_INCLUDE = [
     "*.json.gz",
     "*.jsonl.gz",
     "*.ndjson.gz",
+    "*.traj",  # SWE-agent
+    "*.traj.gz",
 ]
 
 

@@ -22,7 +22,7 @@ _NESTED_SUBAGENT = re.compile(r"^(?P<dir>(?:.*/)?)(?P<sid>[^/]+)/subagents/agent
 _FLAT_SUBAGENT = re.compile(r"^(?P<dir>(?:.*/)?)(?P<sid>[^/]+?)__subagents__agent-[^/]+$")
 _SIDECAR = re.compile(r"/subagents/agent-[^/]+\.meta\.json$|__subagents__agent-[^/]+\.meta\.json$")
 _UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$", re.I)
-_EXTENSIONS = (".gz", ".jsonl", ".ndjson", ".json")
+_EXTENSIONS = (".gz", ".jsonl", ".ndjson", ".json", ".traj")
 
 
 def _stem(name: str) -> str:

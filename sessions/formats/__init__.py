@@ -8,8 +8,10 @@ from sessions.formats import (
     openai_agents,
     openai_chat,
     openai_responses,
+    openhands,
     openinference,
     otel_genai,
+    swe_agent,
 )
 from sessions.formats.registry import Adapter, adapters, detect, format_names, get_adapter
 
@@ -26,6 +28,8 @@ __all__ = [
     "openai_agents",
     "openai_chat",
     "openai_responses",
+    "openhands",
     "openinference",
     "otel_genai",
+    "swe_agent",
 ]
