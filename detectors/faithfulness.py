@@ -26,6 +26,7 @@ from functools import cached_property
 from itertools import repeat
 from typing import Any
 
+import orjson
 from pydantic import Field
 
 from detectors.entities import (
@@ -196,8 +197,8 @@ def json_run_sums(text: str) -> set[float]:
     if head not in ("{", "["):
         return set()
     try:
-        data = json.loads(text)
-    except ValueError:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
         return set()
     columns: defaultdict[str, list[float]] = defaultdict(list)
     stack: list[tuple[Any, str]] = [(data, "")]
@@ -443,19 +444,19 @@ class _Context:
             return True
         if e.kind == "count" and _counts_lines(e) and self._viewed_between(low, high):
             return True
-        if e.kind in ("money", "count") and e.qualifier == "" and self._run_sum(value):
-            return True
         self._merge("bare")
         if e.kind == "percent" and self.bare.any_between(low / 100, high / 100):
             return True  # 12% from a `"rate": 0.12` field
         if self.bare.any_between(low, high):
             return True
-        if not _wants_words(e, low, high):
-            return False  # no number word stands for it
-        self._merge("words")
-        if e.kind == "percent" and self.words.any_between(low / 100, high / 100):
-            return True
-        return self.words.any_between(low, high)
+        if _wants_words(e, low, high):  # a number word may stand for it
+            self._merge("words")
+            if e.kind == "percent" and self.words.any_between(low / 100, high / 100):
+                return True
+            if self.words.any_between(low, high):
+                return True
+        # Last (the slowest): a total of a JSON output's listed numbers.
+        return e.kind in ("money", "count") and e.qualifier == "" and self._run_sum(value)
 
     def _viewed_between(self, low: float, high: float) -> bool:
         """Whether a file view's length (its last line numbers) is in range."""
