@@ -738,9 +738,14 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
             for verb, start, end, said in states:
                 targets = _domain_targets(run.actions, sentence, verb) if verb else []
                 if targets and is_claim(sentence, start, end):
-                    verdicts.append(
-                        _tool_verdict(targets, run.tool_evidence(), said, verb or "", run.compacted)
+                    verdict = _tool_verdict(
+                        targets, run.tool_evidence(), said, verb or "", run.compacted
                     )
+                    if verdict[0] == "":  # backed by the tool: by a call on the object named?
+                        verdict = _object_verdict(
+                            run, targets, sentence, start, said, verb or "", reply.text
+                        )
+                    verdicts.append(verdict)
         found = [v for v in verdicts if v[0] not in ("", "skip")]
         if not found:
             continue
@@ -803,3 +808,126 @@ def _tool_verdict(
         data = {"rule": f"{verb} via `{tool}`", "preceding_error": last.last_failure_masked}
         return CONTRADICTED, why, [last.last_failure], data
     return _NONE
+
+
+# --- the object a domain claim names -----------------------------------------------------------
+
+# An identifier as a reply writes it: letters and digits (at least one digit), maybe a `#` or
+# dashes ("HSR97W", "#W2890441", "INC-20431").
+_OBJECT_ID = re.compile(r"(?<![\w$.:/-])#?(?=[\w-]*\d)[A-Za-z0-9][\w-]{3,}(?![\w/-])")
+# What ends the part of a sentence a claim speaks of ("I cancelled ABC123; XYZ789 remains").
+_SCOPE_BREAK = re.compile(
+    r"[;:()\u2014\u2013]|\s-\s|,\s*(?:and|then|so)\b|\b(?:but|however|while|whereas|although|"
+    r"though|except|which|and\s+then)\b",
+    re.I,
+)
+_NEAR = 6  # words either side of the claim an object id may be, within its part
+# Words that make an id in the claim's part not its object ("XYZ789 remains active").
+_NOT_THE_OBJECT = re.compile(
+    r"\b(?:not|no|n't|never|remains?|remained|still|unchanged|untouched|other|already|"
+    r"previously|kept|keep)\b|n't\b",
+    re.I,
+)
+
+
+def _object_verdict(
+    run: _Run,
+    targets: list[ToolAction],
+    sentence: str,
+    start: int,
+    said: str,
+    verb: str,
+    text: str,
+) -> _Verdict:
+    """A backed domain claim, checked against the objects it names: each id the claim's part of
+    the sentence (or the list a sentence ending in a colon introduces) names that an earlier call
+    passed as the kind of argument the matching tools take (a `reservation_id`) needs a matching
+    call naming it, and one that did not fail."""
+    cut = [m.end() for m in _SCOPE_BREAK.finditer(sentence, 0, start)]
+    after = _SCOPE_BREAK.search(sentence, start)
+    first, last = cut[-1] if cut else 0, after.start() if after else len(sentence)
+    before = sentence[first:start].split()
+    end = start + len(said)
+    scope = (
+        " ".join(before[-_NEAR:]) + " " + said + " " + " ".join(sentence[end:last].split()[:_NEAR])
+    )
+    if sentence.rstrip().endswith(":"):  # "These reservations are cancelled:" then a list
+        scope += " " + _listed(text, as_written(text, sentence.strip()))
+    named = {m.group(0).lstrip("#").lower() for m in _OBJECT_ID.finditer(scope)}
+    if not named or _NOT_THE_OBJECT.search(scope):
+        return _NONE
+    names = {t.name for t in targets}
+    keys: set[str] = set()  # the arguments the matching tools were given
+    for entry in run.calls:
+        if entry.event.name in names and isinstance(entry.event.input, dict):
+            keys.update(entry.event.input)
+    objects = set()  # the named ids some earlier call passed as one of those arguments
+    for entry in run.calls:
+        args = entry.event.input
+        if isinstance(args, dict):
+            for key in keys & args.keys():
+                value = str(args[key]).lstrip("#").lower()
+                if value in named:
+                    objects.add(value)
+    outcome: dict[str, tuple[int, int, str]] = {}  # object -> last failure, last success, why
+    for result in run.results:
+        call = result.call.event
+        if call.name not in names:
+            continue
+        values = {v.lstrip("#").lower() for v in _values(call.input)}
+        for obj in objects & values:
+            failure, success, why = outcome.get(obj, (-1, -1, ""))
+            if result.event.is_error:
+                failure = result.event.index
+                why = f"`{call.name}` failed: {result.event.output.strip()[:60]}"
+            else:
+                success = result.event.index
+            outcome[obj] = (failure, success, why)
+    calls_on = {
+        obj
+        for entry in run.calls
+        if entry.event.name in names
+        for obj in objects & {v.lstrip("#").lower() for v in _values(entry.event.input)}
+    }
+    missing = sorted(objects - calls_on)
+    rule = f"{verb} via `{targets[0].name}`"
+    if missing:
+        tools = ", ".join(f"`{n}`" for n in sorted(names)[:3])
+        why = f'Says "{said}" of {missing[0].upper()}, but no matching call ({tools}) named it.'
+        return UNBACKED, why, [], {"rule": rule, "preceding_error": None, "object": missing[0]}
+    failed = [(o, f) for o, (f, ok, _) in outcome.items() if f > ok]
+    if failed:
+        obj, index = failed[0]
+        why = f'Says "{said}" of {obj.upper()} after {outcome[obj][2]} with no later success.'
+        data = {"rule": rule, "preceding_error": mask(outcome[obj][2]), "object": obj}
+        return CONTRADICTED, why, [index], data
+    return _NONE
+
+
+_LIST_ITEM = re.compile(r"\s*(?:[-*\u2022]|\d{1,2}[.)])\s+\S")
+
+
+def _listed(text: str, intro: str) -> str:
+    """The list items right after the sentence ``intro`` in ``text`` (none when it is not
+    found, or no list follows)."""
+    at = text.find(intro)
+    if at < 0:
+        return ""
+    items: list[str] = []
+    for line in text[at + len(intro) :].splitlines()[1:]:
+        if _LIST_ITEM.match(line):
+            items.append(line)
+        elif line.strip() or items:
+            break
+    return " ".join(items)
+
+
+def _values(args: Any) -> list[str]:
+    """The scalar values of a call's arguments, nested ones included."""
+    if isinstance(args, dict):
+        return [v for value in args.values() for v in _values(value)]
+    if isinstance(args, list):
+        return [v for value in args for v in _values(value)]
+    if isinstance(args, str | int) and not isinstance(args, bool):
+        return [str(args)]
+    return []

@@ -384,6 +384,7 @@ STATE_CLAIM = re.compile(
     r"|\b(?:is|are)\s+(?:now\s+|successfully\s+|also\s+)*"
     rf"(?P<v3>{_PARTICIPLES})\b{_DESCRIPTIVE_AFTER}"
     rf"|\b(?P<v4>{_PARTICIPLES})\s+successfully\b"
+    rf"|\b(?:was|were)\s+successfully\s+(?P<v9>{_PARTICIPLES})\b"
     rf"|^\W*(?:your\s+|the\s+)?(?:[\w-]+\s+){{0,2}}?(?P<v5>{_PARTICIPLES})"
     r"(?:\s*[.!]*\s*$|\s*[:;]\s|\s+[\u2014\u2013-]\s)",  # "Refund issued: $42 ..."
     _I,
@@ -394,7 +395,7 @@ def matched_verb(match: re.Match[str]) -> str | None:
     """The verb group of a ``STATE_CLAIM`` match (`has been cancelled` -> `cancel`)."""
     if match.group("v7"):
         return ACTION_NOUNS.get(match.group("v7").lower())
-    said = next(g for g in match.group("v1", "v2", "v3", "v4", "v5") if g)
+    said = next(g for g in match.group("v1", "v2", "v3", "v4", "v5", "v9") if g)
     return claim_verb(said)
 
 

@@ -276,6 +276,9 @@ class _Context:
         # Numbers earlier replies worked out from supported ones (a total they computed): a
         # later reply restating one is as supported as the reply that worked it out.
         self.worked: set[tuple[str, str]] = set()
+        # Supported numbers earlier replies stated, by kind (the newest last, a bounded few): a
+        # later reply may work from them ("$2,787 paid, $216 now: $2,571 back").
+        self.stated: defaultdict[str, list[float]] = defaultdict(list)
 
     def add(self, text: str, *, shared: bool = False) -> None:
         """Add an event's text; ``shared``: one that other sessions hold too (a system prompt),
@@ -592,6 +595,7 @@ def check_reply(
     supported = [context.supports(e) for e in entities]
     if not all(supported):
         supported = _worked_out(entities, supported, written, reply.text, context)
+    _remember(context, entities, supported)
     score = sum(supported) / len(entities)
     if score >= params.threshold and not audit_all:
         return [], None
@@ -675,13 +679,27 @@ def _worked_out(
                 for o in written
                 if o.kind == e.kind and o.value is not None and (o.kind, o.norm) in ok
             ]
-            if _derives(e.value, known, factors if e.kind == "money" else set()) or (
+            earlier = context.stated[e.kind]
+            if _derives(e.value, known, factors if e.kind == "money" else set(), earlier) or (
                 e.kind == "money" and any(context.supports(_per(e, k)) for k in factors)
             ):
                 ok.add((e.kind, e.norm))
                 worked.add((e.kind, e.norm))
                 changed = True
     return [(e.kind, e.norm) in ok for e in entities]
+
+
+_STATED = 24  # numbers of each kind kept from earlier replies
+
+
+def _remember(context: _Context, entities: list[Entity], supported: list[bool]) -> None:
+    """Keep a reply's supported numbers for the replies after it (see ``_Context.stated``)."""
+    for e, ok in zip(entities, supported, strict=True):
+        if ok and e.value is not None and e.kind in _ARITHMETIC_KINDS and not e.qualifier:
+            stated = context.stated[e.kind]
+            if e.value not in stated:
+                stated.append(e.value)
+                del stated[:-_STATED]
 
 
 def _per(e: Entity, k: int) -> Entity:
@@ -692,14 +710,21 @@ def _per(e: Entity, k: int) -> Entity:
     return Entity(e.kind, raw, f"{e.kind}:{value:g}", value, e.decimals + 2)
 
 
-def _derives(value: float, known: list[float], factors: set[int]) -> bool:
+def _derives(
+    value: float, known: list[float], factors: set[int], earlier: list[float] | None = None
+) -> bool:
+    """Whether ``value`` is one of ``known`` times a factor, the sum or difference of two of
+    ``known`` and ``earlier`` (numbers earlier replies stated), or the total of three or more
+    neighbouring ones of ``known``."""
+
     def same(a: float, b: float) -> bool:
         return abs(a - b) <= 0.005 + 1e-9 * abs(b)
 
-    for a_index, a in enumerate(known):
-        if any(same(value, a * k) for k in factors):
+    pool = [*known, *(earlier or [])]
+    for a_index, a in enumerate(pool):
+        if a_index < len(known) and any(same(value, a * k) for k in factors):
             return True
-        for b in known[a_index + 1 :]:
+        for b in pool[a_index + 1 :]:
             if same(value, a + b) or same(value, abs(a - b)):
                 return True
     for start in range(len(known) - 2):  # three or more listed in a row

@@ -26,6 +26,16 @@ from detectors.unknown_tool import _REJECTION, fold_case, may_reject
 from sessions.models import Event, EventKind, Session
 
 _I = re.IGNORECASE | re.MULTILINE
+# A named object the service says is missing: kubectl `pods "x" not found`, PostgreSQL
+# `relation "x" does not exist`, `table 'x' doesn't exist` (a word, then the quoted name). A
+# match ends with its literal and starts at most 215 characters before it: only those stretches
+# are searched (`_WINDOWS`), since the regex engine cannot skip ahead to a quote quickly.
+_NAMED_MISSING = re.compile(
+    r"(?<=\w )[\"'`\u2018](?P<t>[^\"'`\u2019\n]{1,200})[\"'`\u2019] "
+    r"(?:was )?(?:not found|does not exist|doesn't exist)",
+    re.IGNORECASE | re.MULTILINE,
+)
+_WINDOWS = {_NAMED_MISSING: 215}
 # (category, regex): `t` is the target when the message names it. Order matters: specific first.
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("file", re.compile(r"\bfile does not exist\b", _I)),
@@ -56,18 +66,10 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         "package",
         re.compile(r"'(?P<t>(?:@[\w.-]+/)?[\w.-]+)@[^']*' is not in (?:this|the npm) registry", _I),
     ),
+    ("command", re.compile(r"error: no such (?:sub)?command: [`'\"]?(?P<t>[\w-]+)", _I)),  # cargo
     ("package", re.compile(r"No matching distribution found for (?P<t>[\w.\[\]-]+)", _I)),
     ("package", re.compile(r"no matching package named `(?P<t>[^`]+)` found", _I)),
-    # A named object the service says is missing: kubectl `pods "x" not found`, PostgreSQL
-    # `relation "x" does not exist`, `table 'x' doesn't exist`.
-    (
-        "entity",
-        re.compile(
-            r"\b(?P<what>[a-z][\w.-]{1,30}) [\"'`\u2018](?P<t>[^\"'`\u2019\n]{1,200})[\"'`\u2019] "
-            r"(?:was )?(?:not found|does not exist|doesn't exist)",
-            _I,
-        ),
-    ),
+    ("entity", _NAMED_MISSING),
     # requests' HTTPError, and other "404 ... Not Found for url" forms.
     ("http404", re.compile(r"\b404 Client Error: Not Found for url: (?P<url>\S+)", _I)),
     ("entity", re.compile(r"\bresource_missing\b", _I)),
@@ -98,6 +100,7 @@ _NEEDS: list[tuple[str, ...]] = [
     (": no such file",),
     ("no such ",),
     ("registry",),
+    ("no such command: ", "no such subcommand: "),
     ("no matching distribution found for ",),
     ("no matching package named `",),
     ("not found", "does not exist", "doesn't exist"),
@@ -107,7 +110,7 @@ _NEEDS: list[tuple[str, ...]] = [
     ("not found",),
     ("not found", "does not exist"),
 ]
-_CHECKS = [(c, p, n) for (c, p), n in zip(_PATTERNS, _NEEDS, strict=True)]
+_CHECKS = [(c, p, n, _WINDOWS.get(p, 0)) for (c, p), n in zip(_PATTERNS, _NEEDS, strict=True)]
 _EXCLUDE_NEEDS = (
     "string to replace not found",
     "did not appear verbatim",
@@ -289,15 +292,41 @@ def _match(output: str, extra: list[re.Pattern[str]]) -> tuple[str, re.Match[str
         if found := pattern.search(text):
             return "custom", found
     folded = fold_case(text)
-    for category, pattern, needs in _CHECKS:
+    for category, pattern, needs, window in _CHECKS:
         for need in needs:
             if need in folded:
                 break
         else:
             continue  # the pattern cannot match: see `_NEEDS`
-        if found := pattern.search(text):
+        if window and len(folded) == len(text):
+            found = _search_before(pattern, text, folded, needs, window)
+        else:
+            found = pattern.search(text)
+        if found:
             return category, found
     return None
+
+
+def _search_before(
+    pattern: re.Pattern[str], text: str, folded: str, needs: tuple[str, ...], window: int
+) -> re.Match[str] | None:
+    """``pattern.search(text)`` for a pattern whose matches end with one of ``needs`` and start
+    at most ``window`` characters before it: only those stretches are searched, in order."""
+    stretches = sorted(
+        (max(0, at - window), at + len(need)) for need in needs for at in _positions(folded, need)
+    )
+    for start, end in stretches:
+        if found := pattern.search(text, start, end):
+            return found
+    return None
+
+
+def _positions(text: str, needle: str) -> list[int]:
+    out, at = [], text.find(needle)
+    while at >= 0:
+        out.append(at)
+        at = text.find(needle, at + 1)
+    return out
 
 
 def _target(category: str, found: re.Match[str], call: Event) -> tuple[str | None, bool]:
@@ -360,6 +389,7 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
     call_kind, result_kind = EventKind.TOOL_CALL, EventKind.TOOL_RESULT  # bound once
     calls = {e.call_id: e for e in session.events if e.kind is call_kind and e.call_id}
     signals: list[Signal] = []
+    reported: dict[str, Signal] = {}  # missing target -> its signal
     probes = 0
     for result in session.events:
         is_result = result.kind is result_kind and result.call_id is not None
@@ -396,24 +426,26 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
             continue
         first_line = found.group(0).strip().splitlines()[0][:80]
         value = target or first_line
+        if value in reported:  # the same missing target again: one signal, the first
+            reported[value].data["repeats"] = reported[value].data.get("repeats", 1) + 1
+            continue
         tool = call.name or "tool"
         explanation = _WHAT[category].format(tool=tool, t=value)
         if category == "file" and tool.lower() not in ("read", "view"):
             explanation = explanation.replace(f"{tool} `", f"`{tool}` used `", 1)
-        signals.append(
-            Signal(
-                kind="not_found",
-                value=value,
-                events=[call.index, result.index],
-                severity=Severity.MEDIUM,
-                explanation=explanation + ".",
-                data={
-                    "category": category,
-                    "error": first_line,
-                    "tool": tool,
-                    "template": template(output[:4000], found, category, target),
-                },
-            )
+        signal = reported[value] = Signal(
+            kind="not_found",
+            value=value,
+            events=[call.index, result.index],
+            severity=Severity.MEDIUM,
+            explanation=explanation + ".",
+            data={
+                "category": category,
+                "error": first_line,
+                "tool": tool,
+                "template": template(output[:4000], found, category, target),
+            },
         )
+        signals.append(signal)
     session.meta["not_found_probes"] = probes
     return signals
