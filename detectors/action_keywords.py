@@ -214,7 +214,9 @@ STATE_KEYS: Keywords = (
         "deleted emailed transferred created opened upgraded downgraded charged paid closed "
         "assigned approved rejected declined scheduled submitted exchanged reset blocked "
         "enabled disabled subscribed restored archived shipped returned placed finalized "
-        "finalised"
+        "finalised frozen froze unfrozen unfroze locked unlocked suspended activated reactivated "
+        "deactivated revoked granted renewed resolved reopened escalated acknowledged restarted "
+        "rebooted rolled reverted merged published installed uninstalled"
     ),
 )
 # Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in

@@ -253,6 +253,26 @@ STATE_VERBS: dict[str, str] = {
     "archive": r"archived",
     "ship": r"shipped",
     "return": r"returned",
+    "freeze": r"frozen|froze",
+    "unfreeze": r"unfrozen|unfroze",
+    "lock": r"locked",
+    "unlock": r"unlocked",
+    "suspend": r"suspended",
+    "activate": r"(?:re)?activated",
+    "deactivate": r"deactivated",
+    "revoke": r"revoked",
+    "grant": r"granted",
+    "renew": r"renewed",
+    "resolve": r"resolved",
+    "reopen": r"reopened",
+    "escalate": r"escalated",
+    "acknowledge": r"acknowledged",
+    "restart": r"restarted|rebooted",
+    "rollback": r"rolled\s+back|reverted",
+    "merge": r"merged",
+    "publish": r"published",
+    "install": r"installed",
+    "uninstall": r"uninstalled",
 }
 # Action nouns a reply says it completed ("I've processed the return", "I've completed your
 # booking"): the verb group each stands for.
@@ -283,6 +303,11 @@ VERB_ALIASES: dict[str, str] = {
     "place": "create",
     "process": "refund",
     "reschedule": "schedule",
+    "undo": "rollback",
+    "revert": "rollback",
+    "reboot": "restart",
+    "ack": "acknowledge",
+    "reactivate": "activate",
 }
 _IRREGULAR = {
     "baggage": "bag",

@@ -36,15 +36,23 @@ class Entity:
 # the newline before it (the first line's apart), and single characters by `str.replace`.
 _FIRST_PREFIX = re.compile(r"[ \t]*\d+(?:→|[ \t]*\|[ \t]?|\t)")
 _LINE_PREFIX = re.compile(r"\n" + _FIRST_PREFIX.pattern)
+# Without `N |` (in a table, a number then a column bar is a value, not a line number).
+_FIRST_PREFIX_NO_BAR = re.compile(r"[ \t]*\d+(?:→|\t)")
+_LINE_PREFIX_NO_BAR = re.compile(r"\n" + _FIRST_PREFIX_NO_BAR.pattern)
+# A table's rule line: psql `-----+-----`, markdown `|---|---|`.
+_TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*[+|]", re.MULTILINE)
 _TAG = re.compile(r"<\/?[A-Za-z][^<>\n]{0,200}>")
 
 
 def clean(text: str) -> str:
     if "→" in text or "|" in text or "\t" in text:  # what a line-number prefix needs
-        first = _FIRST_PREFIX.match(text)
+        first_prefix, line_prefix = _FIRST_PREFIX, _LINE_PREFIX
+        if "|" in text and "---" in text and _TABLE_RULE.search(text):
+            first_prefix, line_prefix = _FIRST_PREFIX_NO_BAR, _LINE_PREFIX_NO_BAR
+        first = first_prefix.match(text)
         if first is not None:
             text = " " + text[first.end() :]
-        text = _LINE_PREFIX.sub("\n ", text)
+        text = line_prefix.sub("\n ", text)
     # A tag never starts or ends at one of the characters blanked first (nor holds a newline),
     # and holds them and blanks alike: blanking them first leaves every tag as it was.
     for mark in "*`|":

@@ -337,10 +337,11 @@ def _target(category: str, found: re.Match[str], call: Event) -> tuple[str | Non
         return named.strip(), True
     if category == "file":
         return _field(call, _PATH_KEYS), False
-    what = (groups.get("what") or "").strip().lower()
+    what = (groups.get("what") or "").strip()
     words = what.split()
     if words and words[-1] and any(c.isdigit() or c == "_" for c in words[-1]):
         return words[-1], True  # "payment method certificate_7504069 not found"
+    words = what.lower().split()
     if words and isinstance(call.input, dict):  # "payment method not found": the payment_id
         for key, value in call.input.items():
             key = key.lower()
