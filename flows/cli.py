@@ -487,7 +487,11 @@ def _print_summary(m: dict[str, Any], seconds: float) -> None:
             f"{a['reason']}"
         )
     for f in m.get("findings", [])[:10]:
-        print(f"  finding [{f['severity']}] {f['title']} ({f['affected_sessions']} sessions)")
+        count = f["affected_sessions"]
+        print(
+            f"  finding [{f['severity']}] {f['title']} "
+            f"({count} session{'' if count == 1 else 's'})"
+        )
     print(f"  results: {m['results_location']}{m['manifest_key']}")
     if m.get("report_key"):
         print(f"  report:  {m['results_location']}{m['report_key']}")
