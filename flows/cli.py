@@ -489,8 +489,7 @@ def _print_summary(m: dict[str, Any], seconds: float) -> None:
     for f in m.get("findings", [])[:10]:
         count = f["affected_sessions"]
         print(
-            f"  finding [{f['severity']}] {f['title']} "
-            f"({count} session{'' if count == 1 else 's'})"
+            f"  finding [{f['severity']}] {f['title']} ({count} session{'' if count == 1 else 's'})"
         )
     print(f"  results: {m['results_location']}{m['manifest_key']}")
     if m.get("report_key"):
