@@ -468,10 +468,17 @@ def context_numbers(text: str, *, is_clean: bool = False) -> list[float]:
 WORD_RANGE = (0.0, 109.0)
 
 
+_HEX = re.compile(r"\b0[xX]([0-9a-fA-F]{1,8})\b")
+
+
 def context_digit_numbers(text: str, *, is_clean: bool = False) -> list[float]:
-    """The numbers of ``context_numbers`` written in digits."""
+    """The numbers of ``context_numbers`` written in digits (hex literals too: a loop bound
+    `0x10` in decompiled code supports "16 iterations")."""
     text = text if is_clean else clean(text)
-    return [_value(num, suf) for num, suf in _ANY_NUM.findall(text)]
+    numbers = [_value(num, suf) for num, suf in _ANY_NUM.findall(text)]
+    if "0x" in text or "0X" in text:
+        numbers += [float(int(digits, 16)) for digits in _HEX.findall(text)]
+    return numbers
 
 
 def context_word_numbers(text: str, *, is_clean: bool = False) -> list[float]:

@@ -67,6 +67,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         re.compile(r"'(?P<t>(?:@[\w.-]+/)?[\w.-]+)@[^']*' is not in (?:this|the npm) registry", _I),
     ),
     ("command", re.compile(r"error: no such (?:sub)?command: [`'\"]?(?P<t>[\w-]+)", _I)),  # cargo
+    ("package", re.compile(r"^E: Unable to locate package (?P<t>[\w.+:-]+)", _I)),  # apt
+    ("package", re.compile(r"No available formula with the name \"(?P<t>[^\"]+)\"", _I)),  # brew
+    ("package", re.compile(r"Could not find gem '(?P<t>[\w.-]+)", _I)),
     ("package", re.compile(r"No matching distribution found for (?P<t>[\w.\[\]-]+)", _I)),
     ("package", re.compile(r"no matching package named `(?P<t>[^`]+)` found", _I)),
     ("entity", _NAMED_MISSING),
@@ -101,6 +104,9 @@ _NEEDS: list[tuple[str, ...]] = [
     ("no such ",),
     ("registry",),
     ("no such command: ", "no such subcommand: "),
+    ("unable to locate package ",),
+    ("no available formula with the name",),
+    ("could not find gem '",),
     ("no matching distribution found for ",),
     ("no matching package named `",),
     ("not found", "does not exist", "doesn't exist"),
@@ -127,7 +133,7 @@ _EXCLUDE = re.compile(
 # Without the format's error flag, only output that opens like an error counts: a successful
 # `cat` of a file that mentions "not found" must not fire.
 _ERROR_HEAD = re.compile(
-    r"\A\s*(?:<tool_use_error>|error\b|fatal:|exit code [1-9]|traceback \(most recent|"
+    r"\A\s*(?:<tool_use_error>|error\b|fatal:|(?-i:E: )|exit code [1-9]|traceback \(most recent|"
     r"\w*(?:error|exception):|\{\s*[\"']?(?:error|message)[\"']?\s*:|http/[\d.]+ 404|"
     r"\(eval\):|(?:ba|z|)sh: |[\w./-]+: (?:cannot|'?[^\s:]+'?: no such file))",
     re.IGNORECASE,

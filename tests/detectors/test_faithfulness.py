@@ -224,3 +224,10 @@ def test_a_total_worked_out_earlier_may_be_restated() -> None:
     )
     signals = faithfulness(session, FaithfulnessParams())
     assert [s.value for s in signals] == ["$19"]
+
+
+def test_hex_literals_in_context_support_numbers() -> None:
+    """Decompiled code says `i < 0x10`: "16 iterations" is read from it, "17" is not."""
+    output = "for (local_10 = 0; local_10 < 0x10; local_10 = local_10 + 1) { get_rand(); }"
+    assert _values(output, "The loop runs for 16 iterations.") == []
+    assert _values(output, "The loop runs for 17 iterations.") == ["17 iterations"]

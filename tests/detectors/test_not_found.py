@@ -89,3 +89,44 @@ def test_real_tau_bench_file() -> None:
     assert sum(s.data.get("repeats", 1) for s in signals) == 7
     assert {s.value.split("_")[0] for s in signals} == {"certificate", "credit"}
     assert all(s.data["category"] == "entity" for s in signals)
+
+
+def _bash_session(command: str, output: str) -> Session:
+    call = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": ""}}
+    call["function"]["arguments"] = json.dumps({"command": command})
+    messages = [
+        {"role": "user", "content": "set the project up"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": output},
+    ]
+    raw = json.dumps({"id": "s1", "messages": messages}).encode()
+    return SessionReader().read_unit([("s.json", raw)]).sessions[0]
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "expected"),
+    [
+        ("apt-get install -y llvm-dev", "E: Unable to locate package llvm-dev", ["llvm-dev"]),
+        (
+            "brew install jqq",
+            'Error: No available formula with the name "jqq". Did you mean jq?',
+            ["jqq"],
+        ),
+        (
+            "gem install rails-api-x",
+            "ERROR:  Could not find gem 'rails-api-x' (>= 0)",
+            ["rails-api-x"],
+        ),
+        (
+            "pip install reqests",
+            "ERROR: No matching distribution found for reqests",
+            ["reqests"],
+        ),
+        ("cargo clippy", "error: no such command: `clippy`", ["clippy"]),
+        # A package the agent did not name (a build step's own dependency) is not its assumption.
+        ("make deps", "E: Unable to locate package libfoo-dev", []),
+    ],
+)
+def test_package_managers(command: str, output: str, expected: list[str]) -> None:
+    signals = not_found(_bash_session(command, output), NotFoundParams())
+    assert [s.value for s in signals] == expected
