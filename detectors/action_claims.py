@@ -85,7 +85,10 @@ _NOT_A_CLAIM = re.compile(
     r"expect(?:ed|s)?|hope|please|you|your\s+turn|not|no|never|n't|nothing|unable|cannot|"
     r"without|fail(?:ed|s)?\s+to|already|previously|earlier|originally|were|was\s+passing|"
     r"used\s+to|instead\s+of|rather\s+than|in\s+order\s+to|so\s+that|trying|attempt(?:ed)?\s+to|"
-    r"now\s+I|next|then\s+I|about\s+to|ready\s+to|how\s+to)\b|n't\b|n\u2019t\b",
+    r"now\s+I|next|then\s+I|about\s+to|ready\s+to|how\s+to|"
+    # Someone else did it ("because someone else pushed to the branch").
+    r"someone|somebody|anyone|nobody|no\s+one|others|another\s+\w+|teammates?|colleagues?|"
+    r"the\s+user|upstream)\b|n't\b|n\u2019t\b",
     re.I,
 )
 # Words right after a claim that undo it ("tests pass except two", "pushed? no").

@@ -154,11 +154,12 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
             _words(
                 "pytest py.test vitest ctest nextest unittest nose tox nox jest mocha karma "
                 "phpunit rspec exunit npm yarn bun npx cargo make just gradle mvn rake cypress "
-                "pre-commit go mix dotnet swift deno bazel manage rails flutter playwright"
+                "pre-commit go mix dotnet swift deno bazel manage rails flutter playwright "
+                "hatch sbt lein stack cabal dune meson ninja zig bats gotestsum"
             ),
             _words(
                 "test tox nox jest mocha karma phpunit rspec exunit nose npm yarn bun npx cargo "
-                "make just gradle mvn rake cypress pre-commit"
+                "make just gradle mvn rake cypress pre-commit bats"
             ),
         ),
         "weak_commands": (("commit",),),

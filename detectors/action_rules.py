@@ -113,9 +113,12 @@ TEST_COMMANDS = (
     r"|\brake\s+(?:test|spec)\b|\bdotnet\s+test\b|\bswift\s+test\b|\bdeno\s+test\b"
     r"|\bbazel\s+test\b|\bmanage\.py\s+test\b|\brails\s+test\b|\bflutter\s+test\b"
     r"|\bplaywright\s+test\b|\bcypress\s+run\b|\bpre-commit\s+run\b"
+    r"|\b(?:hatch|sbt|lein|stack|cabal|dune|meson|ninja)\s+(?:\S+\s+)*?test\b"
+    r"|\bzig\s+build\s+test\b|\bbats\b|\bgotestsum\b"
 )
 TEST_FAILURE = (
-    r"\b[1-9]\d*\s+(?:failed|failures?|errors?)\b|(?-i:\bFAILED\b|\bFAIL\b)|npm ERR!"
+    # Not a zero count in a summary (automake's `# FAIL:  0`, `FAILED: 0`).
+    r"\b[1-9]\d*\s+(?:failed|failures?|errors?)\b|(?-i:\bFAILED\b|\bFAIL\b)(?!:?\s*0\b)|npm ERR!"
     r"|Exit code [1-9]"
     r"|Tests? failed|BUILD FAILED|could not compile|error\[E\d+\]"
 )
@@ -390,8 +393,8 @@ def tool_action(name: str) -> ToolAction | None:
 
 _PARTICIPLES = "|".join(f"(?:{form})" for form in STATE_VERBS.values())
 _DESCRIPTIVE_AFTER = (
-    r"(?!\s+(?:in|on|for|at|from|under|with|by|as|since|through|via|more|less|within|ago|"
-    r"before|after|during|between)\b)"
+    r"(?!\s+(?:in|on|for|at|from|under|with|by|since|through|via|more|less|within|ago|"
+    r"before|after|during|between|as(?!\s+(?:well|requested|asked|agreed|planned|promised)\b))\b)"
 )
 # A completed state change needs a frame: "I (have) cancelled", "has been cancelled", "is now
 # cancelled", "cancelled successfully", or a bare "Refund issued.". "was booked on May 12" and

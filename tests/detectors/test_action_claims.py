@@ -131,6 +131,16 @@ def test_background_launch_is_not_an_outcome() -> None:
         "swift test",
         "pre-commit run --all-files",
         "cd app && pytest",
+        "hatch test -a",
+        "sbt test",
+        "lein test",
+        "stack test",
+        "cabal test all",
+        "dune test",
+        "meson test -C build",
+        "zig build test",
+        "bats tests/",
+        "gotestsum ./...",
     ],
 )
 def test_test_runners_are_recognised(command: str) -> None:
@@ -336,6 +346,12 @@ _CLAIM_EXAMPLES = {
 }
 _STATE_EXAMPLES = [
     "Your reservation has been cancelled.",
+    "Reservation HSR97W is cancelled as well.",
+    "I've added your note and closed the ticket.",
+    "I've processed the return for the speaker.",
+    "Refund issued: $42 back to your card.",
+    "The order was successfully cancelled.",
+    "Your card is now frozen.",
     "The flight is canceled.",
     "Cancellation is complete.",
     "Cancelation confirmed.",
