@@ -408,3 +408,46 @@ def test_claim_keywords_fit_the_reply_prefilter() -> None:
     for word in CLAIM_WORDS:
         assert word.isascii() and word.isalpha() and word == word.lower(), word
         assert word not in "code" and word not in "quote", word  # the prose's stand-ins
+
+
+def _tool(call_id: str, name: str, args: dict[str, str], output: str, error: bool = False):
+    return [
+        Event(EventKind.TOOL_CALL, call_id=call_id, name=name, input=args),
+        Event(EventKind.TOOL_RESULT, call_id=call_id, output=output, is_error=error),
+    ]
+
+
+_AIRLINE = frozenset({"get_reservation_details", "cancel_reservation", "update_reservation"})
+
+
+@pytest.mark.parametrize(
+    ("cancelled", "reply", "expected"),
+    [
+        # The claim names a reservation no cancel call named: unbacked, though a cancel ran.
+        ([("FDZ0T5", False)], "Reservation HSR97W has been cancelled.", [UNBACKED]),
+        ([("FDZ0T5", False), ("HSR97W", False)], "Reservation HSR97W has been cancelled.", []),
+        # Its cancel call failed, with no later success: contradicted.
+        ([("HSR97W", True)], "Reservation HSR97W has been cancelled.", [CONTRADICTED]),
+        # A list after the claim names the objects.
+        (
+            [("FDZ0T5", False)],
+            "These reservations have been cancelled:\n- FDZ0T5\n- HSR97W",
+            [UNBACKED],
+        ),
+        # An id the claim does not speak of ("remains"), or one no call took as a reservation.
+        ([("FDZ0T5", False)], "FDZ0T5 has been cancelled; HSR97W remains active.", []),
+        ([("FDZ0T5", False)], "FDZ0T5 has been cancelled (flight HAT041).", []),
+    ],
+)
+def test_domain_claims_are_checked_against_the_objects_they_name(
+    cancelled: list[tuple[str, bool]], reply: str, expected: list[str]
+) -> None:
+    events = [Event(EventKind.USER, text="Cancel FDZ0T5 and HSR97W please.")]
+    for n, code in enumerate(["FDZ0T5", "HSR97W"]):
+        events += _tool(f"g{n}", "get_reservation_details", {"reservation_id": code}, "{}")
+    for n, (code, failed) in enumerate(cancelled):
+        output = "Error: reservation cannot be cancelled" if failed else '{"status": "cancelled"}'
+        events += _tool(f"c{n}", "cancel_reservation", {"reservation_id": code}, output, failed)
+    events.append(Event(EventKind.ASSISTANT, text=reply))
+    signals = action_claims(_session(events, _AIRLINE), ActionClaimsParams())
+    assert [s.kind for s in signals] == expected
