@@ -8,6 +8,7 @@ that share a ``sessionId`` are one session.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from sessions.documents import Document
@@ -27,10 +28,13 @@ from sessions.formats._history import (
 from sessions.formats._otlp import json_value, nanos, nearest, parse_input
 from sessions.formats.common import json_text, parse_time
 from sessions.formats.registry import adapter
-from sessions.models import Session
+from sessions.models import Event, EventKind, Session
 
 FORMAT = "langfuse"
 CALL_ID_KEYS = ("tool_call_id", "toolCallId", "call_id", "callId")
+
+
+_WORDY = re.compile(r"\w")
 
 
 def _traces(data: Any) -> list[dict[str, Any]]:
@@ -139,6 +143,7 @@ def _add_trace(
     end = max((nanos(o.get("endTime") or o.get("startTime")) for o in ordered), default=start)
     late = len(ordered) + 1  # the trace output repeats the last reply: rank it after everything
     batches = [Batch(start, -1, user_msgs(trace.get("input")), fresh=False)]
+    systems: set[str] = set()  # system prompts added (each once per trace)
     has_tools = any(o.get("type") == "TOOL" for o in ordered)
     pool = CallPool()
     for rank, obs in enumerate(ordered):
@@ -146,6 +151,17 @@ def _add_trace(
         when = nanos(obs.get("startTime"))
         done = nanos(obs.get("endTime")) or when
         if kind == "GENERATION":
+            history = to_msgs(obs.get("input"))
+            # The prompt the model was sent: its system message (context the agent saw) and
+            # the user turns after the trace's first (the trace input holds only that one).
+            for msg in history:
+                if msg.role == "system" and msg.text and msg.text not in systems:
+                    systems.add(msg.text)
+                    event = Event(EventKind.SYSTEM, text=msg.text, subagent=who)
+                    timeline.add(when, rank, event)
+            # (A turn with no word in it, like an elided "...", says nothing.)
+            users = [m for m in history if m.role == "user" and _WORDY.search(m.text or "")]
+            batches.append(Batch(when, rank, users, fresh=False, subagent=who))
             outputs = to_msgs(obs.get("output"), "assistant")
             pool.add(outputs)
             batches.append(Batch(done, rank, outputs, fresh=True, subagent=who))

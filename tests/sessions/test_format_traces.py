@@ -266,7 +266,8 @@ def test_langfuse_trace_lists_group_by_session_id() -> None:
         sessions = {s.id: s for s in langfuse.parse(doc)}
         assert set(sessions) == {"sess_7f3c2a1e", "trace-3"}
         texts = [e.text for e in sessions["sess_7f3c2a1e"].events if e.text]
-        assert texts == [QUESTION, REPLY, "and the host?", "localhost"]
+        system = "You are a config assistant. Use tools to inspect files."  # the prompt sent
+        assert texts == [QUESTION, system, REPLY, "and the host?", "localhost"]
 
 
 # --- LangSmith ----------------------------------------------------------------------------
@@ -350,3 +351,35 @@ def test_sniffs_claim_only_their_own_example() -> None:
 def test_openllmetry_fragment_is_an_unknown_format() -> None:
     with pytest.raises(UnknownFormatError):
         detect(shared_example("openllmetry_attributes.json"))
+
+
+def test_langfuse_generation_input_gives_system_prompt_and_later_user_turns() -> None:
+    """The trace input holds the first user turn only; the prompt each generation was sent holds
+    the system message and the later turns: both are context the agent saw."""
+    trace = {
+        "id": "t1",
+        "timestamp": "2026-05-14T15:02:14Z",
+        "input": {"messages": [{"role": "user", "content": "Cancel order #W553 please"}]},
+        "output": "Done: cancelled, $89.95 back to your card.",
+        "observations": [
+            {
+                "id": "g1",
+                "type": "GENERATION",
+                "startTime": "2026-05-14T15:02:15Z",
+                "input": [
+                    {"role": "system", "content": "You support orders. Customer order ORD-604417."},
+                    {"role": "user", "content": "Cancel order #W553 please"},
+                    {"role": "assistant", "content": "Sure, one moment."},
+                    {"role": "user", "content": "and confirm the refund amount"},
+                ],
+                "output": "Done: cancelled, $89.95 back to your card.",
+            }
+        ],
+    }
+    [session] = langfuse.parse(doc_of(trace))
+    kinds = [(e.kind, e.text) for e in session.events if e.kind is not EventKind.ASSISTANT]
+    assert kinds == [
+        (EventKind.USER, "Cancel order #W553 please"),
+        (EventKind.SYSTEM, "You support orders. Customer order ORD-604417."),
+        (EventKind.USER, "and confirm the refund amount"),
+    ]
