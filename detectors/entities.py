@@ -101,7 +101,7 @@ _NOT_MODEL = frozenset(
     ]
 )
 _IDS = re.compile(
-    rf"(?P<case>\b(?:{_CASE_PREFIX})[-_ ]?\d{{3,}}\b)"
+    rf"(?P<case>\b(?:{_CASE_PREFIX})[-_ ]?\d{{3,}}\b|\b[A-Z]{{2,5}}-(?:19|20)\d\d-\d{{3,8}}\b)"
     r"|(?P<hash>(?<![\w&#/])#(?P<hd>\d{3,8})\b(?![A-Fa-f]))"
     r"|(?P<err>\bE\d{3,5}\b|\bERR(?:OR)?_[A-Z0-9_]{3,}\b|\b0x[0-9A-Fa-f]{6,8}\b"
     r"|\bHTTP[ /]?[1-5]\d\d\b)"

@@ -56,6 +56,7 @@ _RESULT, _USER, _SYSTEM = EventKind.TOOL_RESULT, EventKind.USER, EventKind.SYSTE
 _ASSISTANT = EventKind.ASSISTANT
 _PREFIX_NUM = re.compile(r"[ \t]*\d+(?:→|[ \t]*\|)")
 _EPS = 1e-9
+_ID_LABEL = re.compile(r"^SKU[\s:#]+", re.IGNORECASE)  # "SKU HO-JKT-M-NVY": the label, not the code
 # What every money entity holds (see `entities._NUMERIC`).
 _MONEY_SIGNS = ("$", "€", "£", "USD", "EUR", "GBP", "dollars", "usd", "euros")
 
@@ -433,7 +434,14 @@ class _Context:
                 return True
         if e.value is None:
             self._merge("entities")
-            return e.norm in (self.scopes if e.kind == "date" else self.ids)
+            if e.norm in (self.scopes if e.kind == "date" else self.ids):
+                return True
+            # An identifier written in the context as it is, in a form the context's own
+            # extraction does not read as one (`"sku": "HO-JKT-M-NVY"`, no `SKU` before it).
+            code = _ID_LABEL.sub("", e.raw).lower()
+            return (
+                e.kind != "date" and len(code) >= 4 and any(code in t.lower() for t in self.texts)
+            )
         self._merge({"count": "counts", "money": "money"}.get(e.kind, "entities"))
         pool, value = self.kinds[e.kind], e.value
         low, high = self._range(e)

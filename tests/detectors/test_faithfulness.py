@@ -231,3 +231,14 @@ def test_hex_literals_in_context_support_numbers() -> None:
     output = "for (local_10 = 0; local_10 < 0x10; local_10 = local_10 + 1) { get_rand(); }"
     assert _values(output, "The loop runs for 16 iterations.") == []
     assert _values(output, "The loop runs for 17 iterations.") == ["17 iterations"]
+
+
+def test_year_serial_ids_and_labelled_codes() -> None:
+    """`CLM-2025-07731`-style ids (prefix, year, serial) are read; a code the context holds as
+    written supports the reply even where the context does not label it (`"sku": ...`)."""
+    output = json.dumps(
+        {"claims": [{"id": "CLM-2025-07702", "sku": "HO-JKT-M-NVY", "payout": 1200}]}
+    )
+    assert _values(output, "Claim CLM-2025-07702 covers SKU HO-JKT-M-NVY.") == []
+    assert _values(output, "Claim CLM-2025-07731 covers SKU HO-JKT-M-NVY.") == ["CLM-2025-07731"]
+    assert _values(output, "Claim CLM-2025-07702 covers SKU HO-JKT-L-NVY.") == ["SKU HO-JKT-L-NVY"]
