@@ -180,6 +180,9 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"(?:now\s+|successfully\s+|also\s+)?deployed\b"
             # "Deployed to prod." / "Built, tested and deployed ...": the elided "I".
             r"|^\W*(?:\w+(?:,\s*|\s+and\s+|\s+&\s+)){0,3}deployed\b"
+            # "Built the app and deployed it": a first verb, then "and deployed" (no "not").
+            r"|^\W*(?:built|rebuilt|made|ran|\w+ed)\b(?:(?!n't|\bnot\b|\bnever\b)[^.!?;]){0,60}?"
+            r"\s+and\s+deployed\b"
             r"|\bdeploy(?:ment)?\s+(?:is\s+|was\s+|has\s+)?(?:now\s+)?"
             r"(?:complete|completed|successful|succeeded|done|live)\b"
         ),

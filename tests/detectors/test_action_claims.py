@@ -330,6 +330,8 @@ _CLAIM_EXAMPLES = {
         "Deploy succeeded.",
         "The deploy is live.",
         "We've successfully deployed.",
+        "Built and deployed the landing page fix to production.",
+        "Built the dashboard and deployed it to staging.",
     ],
     "emailed": [
         "I emailed the team.",
