@@ -50,6 +50,7 @@ from detectors.action_rules import (
     sentence_stems,
     tool_action,
 )
+from detectors.invented_ids import input_strings
 from detectors.models import Severity, Signal
 from detectors.not_found import mask
 from detectors.registry import DetectorParams, detector
@@ -877,7 +878,7 @@ def _object_verdict(
         call = result.call.event
         if call.name not in names:
             continue
-        values = {v.lstrip("#").lower() for v in _values(call.input)}
+        values = {v.lstrip("#").lower() for v in input_strings(call.input)}
         for obj in objects & values:
             failure, success, why = outcome.get(obj, (-1, -1, ""))
             if result.event.is_error:
@@ -890,7 +891,7 @@ def _object_verdict(
         obj
         for entry in run.calls
         if entry.event.name in names
-        for obj in objects & {v.lstrip("#").lower() for v in _values(entry.event.input)}
+        for obj in objects & {v.lstrip("#").lower() for v in input_strings(entry.event.input)}
     }
     missing = sorted(objects - calls_on)
     rule = f"{verb} via `{targets[0].name}`"
@@ -923,14 +924,3 @@ def _listed(text: str, intro: str) -> str:
         elif line.strip() or items:
             break
     return " ".join(items)
-
-
-def _values(args: Any) -> list[str]:
-    """The scalar values of a call's arguments, nested ones included."""
-    if isinstance(args, dict):
-        return [v for value in args.values() for v in _values(value)]
-    if isinstance(args, list):
-        return [v for value in args for v in _values(value)]
-    if isinstance(args, str | int) and not isinstance(args, bool):
-        return [str(args)]
-    return []

@@ -155,6 +155,11 @@ def _strings(value: Any) -> Iterator[str]:
         yield str(value)
 
 
+def input_strings(value: Any) -> list[str]:
+    """Every string (and number) value inside a tool input, as strings."""
+    return [value] if isinstance(value, str) else _collect(value, [])
+
+
 def _collect(value: Any, out: list[str]) -> list[str]:
     """``list(_strings(value))``, built without a generator per nested value."""
     if isinstance(value, str):

@@ -58,6 +58,21 @@ def shared_path(relative: str) -> Path:
     return path
 
 
+def shared_files(pattern: str) -> list[str]:
+    """The paths under ``../shared`` matching ``pattern``, relative to it, sorted (none when
+    it is absent: a test parametrised by them then falls back to a path that skips)."""
+    return sorted(str(p.relative_to(SHARED)) for p in SHARED.glob(pattern))
+
+
+def other_formats_files(own_folder: str) -> list[str]:
+    """Every session file of the shared examples and corpus outside ``own_folder``: what a
+    format's sniff must not claim."""
+    found = shared_files("formats/examples/**/*.json*") + shared_files("corpus/**/*.json*")
+    return [p for p in found if not p.startswith(own_folder)] or [
+        "formats/examples/openai_chat_completions.json"
+    ]
+
+
 def shared_document(relative: str) -> Document:
     """The file ``relative`` under ``../shared`` read as the reader would (skips when absent)."""
     path = shared_path(relative)

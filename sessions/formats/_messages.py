@@ -1,6 +1,7 @@
-"""Shared plumbing of the OpenAI and Anthropic adapters: the event log, ids, identity, tools.
+"""Shared plumbing of the message-log adapters: the event log, ids, identity, tools.
 
-Private to ``openai_chat``, ``openai_responses``, ``openai_agents`` and ``anthropic_messages``.
+Private to ``openai_chat``, ``openai_responses``, ``openai_agents``, ``anthropic_messages``,
+``swe_agent`` and ``openhands``.
 """
 
 from __future__ import annotations
@@ -122,7 +123,7 @@ def records(doc: Document) -> list[Any]:
 
 def file_stem(source: str) -> str:
     name = source.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1]
-    for suffix in (".gz", ".jsonl", ".json", ".ndjson"):
+    for suffix in (".gz", ".jsonl", ".json", ".ndjson", ".traj"):
         name = name.removesuffix(suffix)
     return name or source
 

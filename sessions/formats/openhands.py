@@ -22,6 +22,7 @@ from typing import Any
 from sessions.documents import Document
 from sessions.errors import MalformedSessionError
 from sessions.formats._history import tool_registry
+from sessions.formats._messages import file_stem, records, unique_id
 from sessions.formats.common import infer_error, json_text, parse_arguments, parse_time, text_of
 from sessions.formats.registry import adapter
 from sessions.models import Event, EventKind, Session, ToolRegistry
@@ -111,14 +112,9 @@ def _is_events(value: Any) -> bool:
     return all(_kind(e) is not None for e in sample) and any(_known(e) for e in sample)
 
 
-def _records(doc: Document) -> list[Any]:
-    data = doc.data
-    return list(data) if isinstance(data, list) else [data]
-
-
 def sniff(doc: Document) -> bool:
     # Only the first lines of JSON Lines are decoded: a broken later line is parse's to report.
-    sample = list(islice(doc.head(), 5)) if doc.jsonl else _records(doc)[:5]
+    sample = list(islice(doc.head(), 5)) if doc.jsonl else records(doc)[:5]
     if _is_events(sample):
         return True
     return (
@@ -130,9 +126,8 @@ def sniff(doc: Document) -> bool:
 
 @adapter(FORMAT, sniff=sniff, priority=30)
 def parse(doc: Document) -> list[Session]:
-    items = _records(doc)
-    name = doc.source.replace("\\", "/").rsplit("/", 1)[-1]
-    stem = name.removesuffix(".gz").removesuffix(".jsonl").removesuffix(".json") or doc.source
+    items = records(doc)
+    stem = file_stem(doc.source)
     if not any(isinstance(r, dict) and "history" in r for r in items):
         if not any(_kind(e) is not None for e in _flatten(items)):
             raise MalformedSessionError(
@@ -156,9 +151,7 @@ def parse(doc: Document) -> list[Session]:
         session = _session(_flatten(history), record, doc.source, fallback)
         if session is None:
             continue
-        if session.id in used:
-            session.id = f"{session.id}#{index}"
-        used.add(session.id)
+        session.id = unique_id(session.id, used, index)
         sessions.append(session)
     if not sessions:
         raise MalformedSessionError(

@@ -24,6 +24,7 @@ import orjson
 
 from sessions.documents import Document
 from sessions.errors import MalformedSessionError
+from sessions.formats._messages import file_stem, registry, seq
 from sessions.formats.common import infer_error, lstrip_head, parse_arguments, text_of
 from sessions.formats.registry import adapter
 from sessions.models import Event, EventKind, Session, ToolRegistry
@@ -96,8 +97,7 @@ def parse(doc: Document) -> list[Session]:
             f"{doc.source}: no SWE-agent run found: expected an object with a 'trajectory' list "
             "of steps (action, observation) or a 'history' list of model messages"
         )
-    stem = doc.source.replace("\\", "/").rsplit("/", 1)[-1].removesuffix(".gz")
-    stem = stem.removesuffix(".traj").removesuffix(".json") or doc.source
+    stem = file_stem(doc.source)
     if runs[0] is doc.data:
         return [_session(runs[0], doc.source, stem)]
     return [_session(run, doc.source, f"{stem}#attempt{i}") for i, run in enumerate(runs)]
@@ -151,8 +151,7 @@ def _registry(agent_config: dict[str, Any]) -> ToolRegistry | None:
     if _dict(tools.get("parse_function")).get("type") != "function_calling":
         return None
     docs = tools.get("command_docs")
-    names = frozenset(_COMMAND_DOC.findall(docs)) if isinstance(docs, str) else frozenset()
-    return ToolRegistry(names, "session") if names else None
+    return registry(_COMMAND_DOC.findall(docs)) if isinstance(docs, str) else None
 
 
 class _Builder:
@@ -163,7 +162,7 @@ class _Builder:
         self.steps = 0
 
     def add(self, run: dict[str, Any]) -> None:
-        history = [m for m in _list(run.get("history")) if isinstance(m, dict)]
+        history = [m for m in seq(run.get("history")) if isinstance(m, dict)]
         # The model's first own message ends the prompt (demonstrations may hold model messages).
         first = next(
             (i for i, m in enumerate(history) if _is_model_message(m) and not _demo(m)), None
@@ -171,7 +170,7 @@ class _Builder:
         prompt, rest = (history, []) if first is None else (history[:first], history[first:])
         for message in prompt:
             self._prompt(message)
-        steps = _list(run.get("trajectory"))
+        steps = seq(run.get("trajectory"))
         if steps:
             self._from_trajectory(steps, rest)
         else:
@@ -218,7 +217,7 @@ class _Builder:
                 thought if thought is not None else text_of(step.get("response")),
                 action,
                 _text(step.get("observation")),
-                _list(match.get("tool_calls")) if match else [],
+                seq(match.get("tool_calls")) if match else [],
                 unrun=unrun,
             )
 
@@ -235,7 +234,7 @@ class _Builder:
                     thought if isinstance(thought, str) else text_of(pending.get("content")),
                     pending["action"],
                     "\n".join(o for o in outputs if o),
-                    _list(pending.get("tool_calls")),
+                    seq(pending.get("tool_calls")),
                 )
             pending, outputs = message, []
 
@@ -300,10 +299,6 @@ def _demo(message: dict[str, Any]) -> bool:
 
 def _dict(value: Any) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
 
 
 def _text(value: Any) -> str:

@@ -11,7 +11,14 @@ from typing import Any
 
 import orjson
 import pytest
-from tests_support import SHARED, only, result_of, shared_document, shared_path
+from tests_support import (
+    only,
+    other_formats_files,
+    result_of,
+    shared_document,
+    shared_files,
+    shared_path,
+)
 
 from sessions.documents import Document, parse_bytes
 from sessions.errors import MalformedSessionError
@@ -28,16 +35,9 @@ NOT_CALLS = {"message", "system", "recall", "change_agent_state", "null", "conde
 NOT_RESULTS = {"null", "agent_state_changed", "recall"}
 
 
-def _relative(pattern: str) -> list[str]:
-    return sorted(str(p.relative_to(SHARED)) for p in SHARED.glob(pattern))
-
-
-OWN_FILES = _relative(f"{CORPUS}/*.json*") or [MULTI]  # absent corpus: the test skips, saying why
-OTHER_FILES = [
-    p
-    for p in _relative("formats/examples/**/*.json*") + _relative("corpus/**/*.json*")
-    if not p.startswith(CORPUS)
-] or ["formats/examples/openai_chat_completions.json"]
+# With the corpus absent, the test of MULTI skips, saying why.
+OWN_FILES = shared_files(f"{CORPUS}/*.json*") or [MULTI]
+OTHER_FILES = other_formats_files(CORPUS)
 
 
 def doc(data: Any, source: str = "runs/trajectory.json", jsonl: bool = False) -> Document:

@@ -11,7 +11,14 @@ from typing import Any
 
 import orjson
 import pytest
-from tests_support import SHARED, only, result_of, shared_document, shared_path
+from tests_support import (
+    only,
+    other_formats_files,
+    result_of,
+    shared_document,
+    shared_files,
+    shared_path,
+)
 
 from sessions.documents import Document, parse_bytes
 from sessions.errors import MalformedSessionError
@@ -22,13 +29,9 @@ from sessions.models import EventKind, Session
 CORPUS = "corpus/swe_agent"
 
 
-def _relative(pattern: str) -> list[str]:
-    return sorted(str(p.relative_to(SHARED)) for p in SHARED.glob(pattern))
-
-
 def _named(ending: str) -> str:
     """The corpus file whose name ends with ``ending`` (a missing one makes its tests skip)."""
-    found = _relative(f"{CORPUS}/*{ending}")
+    found = shared_files(f"{CORPUS}/*{ending}")
     return found[0] if found else f"{CORPUS}/{ending}"
 
 
@@ -37,12 +40,8 @@ CALLING = _named("6e44b9__sweagenttestrepo-1c2844.traj")
 PYDICOM = _named("pydicom__pydicom-1458.traj")
 BABY = _named("ctf__crypto__BabyEncryption.traj")
 HISTORY_ONLY = _named("demonstrations__function_calling_simple.traj")
-TRAJ_FILES = _relative(f"{CORPUS}/*.traj") or [RAW]  # absent corpus: the test skips, saying why
-OTHER_FILES = [
-    p
-    for p in _relative("formats/examples/**/*.json*") + _relative("corpus/**/*.json*")
-    if not p.startswith(CORPUS)
-] or ["formats/examples/openai_chat_completions.json"]
+TRAJ_FILES = shared_files(f"{CORPUS}/*.traj") or [RAW]  # absent corpus: the test skips, saying why
+OTHER_FILES = other_formats_files(CORPUS)
 
 
 def doc(data: Any, source: str = "runs/abc.traj", jsonl: bool = False) -> Document:
