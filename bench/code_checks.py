@@ -37,6 +37,9 @@ from sessions.reader import SessionReader  # noqa: E402
 
 _UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 _TOOLU = re.compile(rb"(toolu_|call_|msg_|req_)([A-Za-z0-9]{6})")
+# A message's text (a reply, a prompt, a tool output), but an agent's system prompt, which its
+# sessions share. Each copy's texts get a tail of blanks of its own (see `vary`).
+_TEXT = re.compile(rb'((?<!"role":"system",)"(?:text|content)":"[^"\\]*+(?:\\.[^"\\]*+)*+)"')
 
 Unit = list[tuple[str, bytes]]
 
@@ -59,12 +62,17 @@ def templates(corpus: Path) -> list[Unit]:
 
 
 def vary(unit: Unit, n: int) -> Unit:
-    """A copy of ``unit`` whose ids are all new (same length, so sizes stay comparable)."""
+    """A copy of ``unit`` whose ids are all new (same length, so sizes stay comparable) and whose
+    texts are its own: each ends in 16 blanks, spaces and tabs spelling ``n`` in binary. A real
+    day repeats few texts, so nothing may gain from copies sharing them (a cache keyed by text
+    would); trailing blanks change no check's outcome (a JSON output still parses)."""
     tag = f"{n:012x}".encode()
+    blanks = b"".join(b"\\t" if bit == "1" else b" " for bit in f"{n % 65536:016b}")
     out = []
     for name, raw in unit:
         raw = _UUID.sub(lambda m: m.group(0)[:24] + tag, raw)
         raw = _TOOLU.sub(lambda m: m.group(1) + tag[-6:], raw)
+        raw = _TEXT.sub(lambda m: m.group(1) + blanks + b'"', raw)
         out.append((name.replace(".jsonl", f"-{n}.jsonl"), raw))
     return out
 

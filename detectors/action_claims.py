@@ -41,13 +41,13 @@ from detectors.action_keywords import (
 )
 from detectors.action_rules import (
     DEFAULT_RULES,
-    STATE_CLAIM,
     CompiledRule,
     Rule,
     ToolAction,
     joined_verb,
     matched_verb,
     sentence_stems,
+    state_claims,
     tool_action,
 )
 from detectors.invented_ids import input_strings
@@ -590,9 +590,23 @@ class _Tables:
     unfiltered: bool  # a rule with no keywords: every reply is looked at
     indexed: bool  # all are default claim keywords: ``keywords_in`` finds them
     rules: list[CompiledRule]
-    # Reply text -> its candidate sentences (what the text alone says; shared by the sessions
-    # checked with the same tables: replies repeat across an agent's sessions).
-    cache: dict[str, list[_Candidate]] = field(default_factory=dict)
+    # The keywords a reply holds -> `state` and `claims` cut down to them, or None when no claim
+    # can match (few sets of keywords recur in every night's replies: each is cut once).
+    cuts: dict[frozenset[str], tuple[Keywords | None, list[Keywords | None]] | None] = field(
+        default_factory=dict
+    )
+
+    def cut(self, words: frozenset[str]) -> tuple[Keywords | None, list[Keywords | None]] | None:
+        if words in self.cuts:
+            return self.cuts[words]
+        state = cut(self.state, words)
+        claims = [cut(keys, words) for keys in self.claims]
+        none = state is NEVER and all(keys is NEVER for keys in claims)
+        found = None if none else (state, claims)
+        if len(self.cuts) >= 4096:  # bounded: never grow for good
+            self.cuts.clear()
+        self.cuts[words] = found
+        return found
 
 
 def _is_reply(event: Event) -> bool:
@@ -643,7 +657,7 @@ def action_claims(session: Session, params: ActionClaimsParams) -> list[Signal]:
         tables = _Tables(state, claims, words, None in claims, indexed, rules)
     run = _Run(rules, keys, actions, tables)
     signals: list[Signal] = []
-    events, reply_kind, cache = session.events, EventKind.ASSISTANT, tables.cache
+    events, reply_kind = session.events, EventKind.ASSISTANT
     for at, event in enumerate(events):
         if event.kind is not reply_kind or not event.text:
             continue
@@ -652,12 +666,7 @@ def action_claims(session: Session, params: ActionClaimsParams) -> list[Signal]:
             meta and (meta.get("synthetic") or meta.get("compaction"))
         ):
             continue
-        text = event.text
-        found_in = cache.get(text)
-        if found_in is None:
-            if len(cache) >= 20_000:
-                cache.clear()
-            found_in = cache[text] = _candidates(text, tables)
+        found_in = _candidates(event.text, tables)
         if found_in:  # the calls and results so far are only logged when a claim needs them
             run.log_until(events, at)
             signals += _check_reply(event, run, found_in)
@@ -697,10 +706,10 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
     if words is not None:
         if not words and not tables.unfiltered:
             return []  # no sentence can hold a claim
-        state_keys = cut(state_keys, words)
-        claim_keys = [cut(keys, words) for keys in claim_keys]
-        if state_keys is NEVER and all(keys is NEVER for keys in claim_keys):
+        found = tables.cut(words)
+        if found is None:
             return []
+        state_keys, claim_keys = found
     prose = reply_text(text)
     low = folded(prose)
     state = state_keys is not NEVER and may_match(state_keys, low)
@@ -711,6 +720,8 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
     out: list[_Candidate] = []
     for sentence in _split(prose):
         low = folded(sentence)
+        if words is not None and low is not None and not any(word in low for word in words):
+            continue  # none of the reply's keywords: no claim (the keys are cut down to them)
         hits: list[tuple[int, int]] = []
         for i in active:
             if not may_match(claim_keys[i], low):
@@ -722,7 +733,7 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
         states: list[_StateClaim] | None = None
         if state and may_match(state_keys, low):
             states = []
-            for m in STATE_CLAIM.finditer(sentence):
+            for m in state_claims(sentence, low):
                 states.append((matched_verb(m), m.start(), m.end(), m.group(0)))
                 if m.group("v6"):  # "... and closed the ticket": a claim of its own
                     said = m.group("v6")

@@ -422,6 +422,34 @@ STATE_CLAIM = re.compile(
 )
 
 
+# Where a ``STATE_CLAIM`` match can start, but for the branches anchored at the start or holding
+# "successfully": the first letter of the word I, we, has, have, is or are. Starting with a
+# character class, it lets the regex engine skip to those letters (the pattern itself would be
+# tried at every position).
+_STATE_AT = re.compile(r"[ahiw](?<!\w[ahiw])(?:(?<=i)s?|(?<=w)e|(?<=h)a(?:s|ve)|(?<=a)re)\b", _I)
+
+
+def state_claims(sentence: str, low: str | None) -> list[re.Match[str]]:
+    """``STATE_CLAIM.finditer(sentence)``; ``low`` is ``folded(sentence)``."""
+    if low is None or "successfully" in low:
+        return list(STATE_CLAIM.finditer(sentence))
+    found: list[re.Match[str]] = []
+    pos = 0
+    search, match = _STATE_AT.search, STATE_CLAIM.match
+    first = match(sentence)  # `^...` matches only here
+    if first is not None:
+        found.append(first)
+        pos = first.end()
+    while (at := search(sentence, pos)) is not None:
+        m = match(sentence, at.start())
+        if m is None:
+            pos = at.start() + 1
+        else:
+            found.append(m)
+            pos = m.end()
+    return found
+
+
 def matched_verb(match: re.Match[str]) -> str | None:
     """The verb group of a ``STATE_CLAIM`` match (`has been cancelled` -> `cancel`)."""
     if match.group("v7"):

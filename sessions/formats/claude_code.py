@@ -66,12 +66,16 @@ _STREAM_TYPES = frozenset({"system", "assistant", "user", "result"})
 _SNIFF_LINES = 50
 _PROGRESS = b'"type":"progress"'
 _PROGRESS_WITHIN = 4096  # a progress line's type comes before its data; later hits are not it
-_STAMP_KEY = b',"timestamp":"'
 _NO_STAMP: Any = object()
-_PLAIN = rb'"[^"\\{}\[\]]*"'
-_UUID_TAIL = re.compile(
-    rb',"uuid":"([^"\\{}\[\]]*)"(?:,' + _PLAIN + rb":(?:" + _PLAIN + rb"|true|false|null))*\}"
-)
+_PLAIN_END = b'"}'  # how a progress line ends: a string member (uuid, timestamp) last
+_AGENT_PROGRESS = b"agent_progress"
+# A tool-result line's `toolUseResult` repeats the result in structured form (a file's content,
+# a command's stdout): about half the bytes of a project file. It is only needed when it is an
+# error string or describes a spawned sub-agent, so long lines are decoded without it first.
+_USER_LINE = b'"type":"user","message":'
+_RESULT_KEY = b',"toolUseResult":'
+_DEFER_FROM = 2048  # shorter lines are decoded whole: cutting would cost more than it saves
+_PLAIN_MEMBER = re.compile(rb',"[^"\\{}\[\]]*":(?:"[^"\\{}\[\]]*"|true|false|null|-?\d+)')
 _TOOL_USE_ERROR = "<tool_use_error>"
 # Event kinds, bound once: looking up an enum member costs more than the test it is for.
 _USER, _ASSISTANT, _SYSTEM = EventKind.USER, EventKind.ASSISTANT, EventKind.SYSTEM
@@ -121,6 +125,53 @@ def _is_synthetic_text(text: str) -> bool:
     return "<system-reminder>" in text and not _REMINDER.sub("", text).strip()
 
 
+class _Deferred:
+    """A line's ``toolUseResult``, not decoded yet: the bytes of its value and of the line."""
+
+    __slots__ = ("line", "value")
+
+    def __init__(self, value: bytes, line: bytes) -> None:
+        self.value = value
+        self.line = line
+
+    def decode(self) -> Any:
+        try:
+            return orjson.loads(self.value)
+        except orjson.JSONDecodeError:  # more than one member was cut: read it from the line
+            return orjson.loads(self.line).get("toolUseResult")
+
+
+def _without_result(raw: bytes) -> dict[str, Any] | None:
+    """A long tool-result line decoded without its ``toolUseResult`` (kept as a ``_Deferred``),
+    or ``None`` when the line is not one, so it is decoded whole.
+
+    The member is cut from its top-level key to the plain members that end the line
+    (``,"sourceToolAssistantUUID":"..."}``). That the rest decodes proves the cut was at the top
+    level: a cut inside a nested value or a string would leave it unbalanced. The line must hold
+    one result and nothing else (all else read from a tool-result line is written before the
+    cut), and the value is decoded whenever it is needed (``_Reader._tool_result``).
+    """
+    start = raw.find(_USER_LINE, 0, _PROGRESS_WITHIN)
+    cut = raw.find(_RESULT_KEY, start) if start > 0 else -1
+    if cut < 0 or raw[-1] != 0x7D:
+        return None
+    pos = len(raw) - 1  # the final brace; the plain members before it are kept
+    while (member := raw.rfind(b',"', cut + 1, pos)) > 0 and _PLAIN_MEMBER.fullmatch(
+        raw, member, pos
+    ):
+        pos = member
+    try:
+        line = orjson.loads(raw[:cut] + raw[pos:])
+    except orjson.JSONDecodeError:
+        return None
+    message = line.get("message")
+    content = message.get("content") if isinstance(message, dict) else None
+    if not (isinstance(content, list) and len(content) == 1 and _is_result(content[0])):
+        return None
+    line["toolUseResult"] = _Deferred(raw[cut + len(_RESULT_KEY) : pos], raw)
+    return line
+
+
 class _Reader:
     """State for one file: lines arrive in order, responses are regrouped by ``message.id``."""
 
@@ -164,17 +215,34 @@ class _Reader:
             return self._session()
         last = len(doc.lines) - 1
         loads, skip, take = orjson.loads, self._skip, self._line  # bound once for every line
+        segment = self.segment
         for index, raw in enumerate(doc.lines):
             raw = raw.strip()
             if not raw:
                 continue
             at = raw.find(_PROGRESS, 0, _PROGRESS_WITHIN)
-            if at > 0 and index != last and skip(raw, at):
-                continue
-            try:
-                value = loads(raw)
-            except orjson.JSONDecodeError:
-                value = doc.decode_line(index, raw)  # raises with the document's message
+            if at > 0 and index != last:
+                # `_skip`, inline for the usual progress line: the members between its first
+                # and its type as the last skipped one wrote them (the session id among them).
+                cut = at - len(segment)
+                if (
+                    cut > 0
+                    and raw[cut:at] == segment
+                    and raw.find(b"{", 1, cut) < 0
+                    and raw.find(b"[", 1, cut) < 0
+                    and raw.endswith(_PLAIN_END)
+                    and raw.find(_AGENT_PROGRESS, at) < 0
+                ):
+                    continue
+                if skip(raw, at):
+                    segment = self.segment
+                    continue
+            value = _without_result(raw) if len(raw) > _DEFER_FROM else None
+            if value is None:
+                try:
+                    value = loads(raw)
+                except orjson.JSONDecodeError:
+                    value = doc.decode_line(index, raw)  # raises with the document's message
             take(value, handlers)
         return self._session()
 
@@ -205,11 +273,11 @@ class _Reader:
         """Whether ``raw`` is a progress line that would change nothing, told from its bytes.
 
         Most lines of a project file are ``progress`` lines; only ``agent_progress`` ones say
-        something (which call spawned which sub-agent). The others only count through their
-        ``uuid`` and identity, so once the identity is known they are skipped undecoded when
-        their bytes show a top-level ``"type":"progress"`` (at ``at``), the known ``sessionId``
-        and a plain top-level ``uuid``. Anything less clear-cut is decoded as usual (the last
-        line always is, so a cut-off file still fails as truncated).
+        something (which call spawned which sub-agent). The others make no event, so once the
+        identity is known they are skipped undecoded when their bytes show a top-level
+        ``"type":"progress"`` (at ``at``), the known ``sessionId`` and a top-level string as the
+        last member. Anything less clear-cut is decoded as usual (the last line always is, so a
+        cut-off file still fails as truncated).
         """
         # Top level: nothing before the key opens a nested value.
         if not self.ready or raw[at - 1] not in (0x2C, 0x7B):
@@ -218,41 +286,7 @@ class _Reader:
             return False
         if not self._known_session(raw, at):
             return False
-        key = raw.rfind(b',"uuid":"')
-        if key < 0:
-            return raw[-1] == 0x7D and b'"uuid"' not in raw and b"agent_progress" not in raw
-        # `data` lies between the type and the uuid (nothing nested comes before the type, and
-        # only plain members after the uuid), so that is where an agent_progress would show.
-        if key < at or raw.find(b"agent_progress", at, key) >= 0:
-            return False
-        end = raw.find(b'"', key + 9)
-        if (
-            raw[-1] == 0x7D
-            and raw.find(b"\\", key) < 0
-            and (
-                end == len(raw) - 2
-                or (
-                    raw.startswith(_STAMP_KEY, end + 1) and raw.find(b'"', end + 15) == len(raw) - 2
-                )
-            )
-        ):
-            # The usual endings `,"uuid":"<id>"}` and `,"uuid":"<id>","timestamp":"<t>"}`:
-            # strings without escapes, top level as the final brace shows. The pattern below
-            # would read the same id, slower.
-            try:
-                self.seen_uuids.add(raw[key + 9 : end].decode())
-            except UnicodeDecodeError:
-                return False
-            return True
-        # Top level again: only plain members follow the uuid up to the final brace.
-        tail = _UUID_TAIL.fullmatch(raw, key)
-        if tail is None:
-            return False
-        try:
-            self.seen_uuids.add(tail[1].decode())
-        except UnicodeDecodeError:
-            return False
-        return True
+        return raw.endswith(_PLAIN_END) and raw.find(_AGENT_PROGRESS, at) < 0
 
     def _known_session(self, raw: bytes, at: int) -> bool:
         """Whether the known ``sessionId`` is written before ``at``. A progress line usually
@@ -385,6 +419,10 @@ class _Reader:
         call_id = block.get("tool_use_id")
         if not isinstance(call_id, str):
             call_id = None
+        if extra.__class__ is _Deferred and (
+            extra.value[:1] == b'"' or (call_id is not None and call_id in self.spawn_types)
+        ):
+            extra = extra.decode()  # a string (an error?) or a sub-agent's description
         content = block.get("content")
         if isinstance(content, str):
             output = content

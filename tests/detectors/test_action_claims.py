@@ -7,7 +7,16 @@ import pytest
 from labelled_cases import load_cases
 
 from detectors.action_claims import ActionClaimsParams, action_claims, is_claim, sentences
-from detectors.action_rules import DEFAULT_RULES, CompiledRule, Rule, stem, tool_action
+from detectors.action_keywords import folded
+from detectors.action_rules import (
+    DEFAULT_RULES,
+    STATE_CLAIM,
+    CompiledRule,
+    Rule,
+    state_claims,
+    stem,
+    tool_action,
+)
 from detectors.runner import DetectorSuite
 from sessions.models import Event, EventKind, Session
 from sessions.reader import SessionReader
@@ -453,3 +462,26 @@ def test_domain_claims_are_checked_against_the_objects_they_name(
     events.append(Event(EventKind.ASSISTANT, text=reply))
     signals = action_claims(_session(events, _AIRLINE), ActionClaimsParams())
     assert [s.kind for s in signals] == expected
+
+
+_STATE_SENTENCES = [
+    "I've added the bag and closed the ticket.",
+    "We have updated your reservation and also refunded the fee",
+    "Refund issued: $42 back to the card",
+    "Your order has been cancelled successfully",
+    "The booking was successfully updated",
+    "The flight is now cancelled",
+    "Cancelled.",
+    "this IS UPDATED for you",
+    "Has been reset, and the island is booked",
+    "İ have cancelled it",  # folds to `i` without case: the regex is run as is
+    "we \u017fuccessfully cancelled it",  # a long s matches `s` without case
+    "Nothing changed here",
+    "whereas I processed the return",
+]
+
+
+@pytest.mark.parametrize("sentence", _STATE_SENTENCES)
+def test_state_claims_finds_what_the_pattern_finds(sentence: str) -> None:
+    spans = [(m.span(), m.groupdict()) for m in state_claims(sentence, folded(sentence))]
+    assert spans == [(m.span(), m.groupdict()) for m in STATE_CLAIM.finditer(sentence)]

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from tests_support import SHARED, only, shared_document, shared_path
 
-from sessions.documents import Document
+from sessions.documents import Document, parse_bytes
 from sessions.formats import claude_code as cc
 from sessions.formats.registry import get_adapter
 from sessions.models import EventKind, Session
@@ -684,3 +684,135 @@ def test_stream_json_errors_are_system_events() -> None:
     assert session.events[1].text == "Reached maximum number of turns (3)"
     assert session.events[1].meta["result_subtype"] == "error_max_turns"
     assert not session.replies() and session.model is None
+
+
+# --- read from bytes: what is skipped or decoded in part reads as decoding every line whole ---
+
+
+def _project_line(kind: str, uuid: str, body: dict[str, Any], **after: Any) -> dict[str, Any]:
+    """A project-file line with the members in the order Claude Code writes them."""
+    line: dict[str, Any] = {
+        "parentUuid": None,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/home/u/app",
+        "sessionId": "s-bytes",
+        "version": "2.1.39",
+        "gitBranch": "main",
+        "slug": "plain-test-slug",
+        "type": kind,
+    }
+    line.update(body)
+    line.update(uuid=uuid, timestamp=f"2026-02-01T10:00:{len(uuid):02d}Z")
+    line.update(after)
+    return line
+
+
+def _result(uuid: str, call_id: str, output: str, side: Any, **after: Any) -> dict[str, Any]:
+    block = {"tool_use_id": call_id, "type": "tool_result", "content": output}
+    body = {"message": {"role": "user", "content": [block]}}
+    return _project_line("user", uuid, body, toolUseResult=side, **after)
+
+
+def _call(uuid: str, call_id: str, name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
+    block = {"type": "tool_use", "id": call_id, "name": name, "input": tool_input}
+    message = {"id": f"msg_{uuid}", "model": "claude-opus-4-6", "content": [block]}
+    return _project_line("assistant", uuid, {"message": message}, requestId=f"req_{uuid}")
+
+
+def _hook(uuid: str, parent: str) -> dict[str, Any]:
+    data = {"type": "hook_progress", "hookEvent": "PostToolUse", "hookName": "PostToolUse:Bash"}
+    return _project_line("progress", uuid, {"data": data, "parentToolUseID": parent})
+
+
+def _both_ways(lines: list[dict[str, Any]]) -> tuple[Session, Session]:
+    """The session read from the file's bytes, and from every line decoded up front."""
+    body = b"".join(json.dumps(line, ensure_ascii=False).encode() + b"\n" for line in lines)
+    body = body.replace(b'": ', b'":').replace(b", ", b",")  # written compactly, as the CLI does
+    from_bytes = only(list(cc.parse(parse_bytes("s-bytes.jsonl", body))))
+    decoded = [json.loads(line) for line in body.splitlines()]
+    return from_bytes, only(list(cc.parse(Document("s-bytes.jsonl", decoded, jsonl=True))))
+
+
+def _shape(session: Session) -> list[Any]:
+    events = [
+        (e.kind, e.text, e.call_id, e.name, e.input, e.output, e.is_error, e.subagent, e.meta)
+        for e in session.events
+    ]
+    return [session.id, session.agent_version, session.started_at, session.meta, events]
+
+
+LONG = "x" * 3000  # long enough that a line is first decoded without its toolUseResult
+
+
+def test_long_result_lines_read_as_if_decoded_whole() -> None:
+    spawn = {"subagent_type": "Explore", "prompt": "look around"}
+    lines = [
+        _project_line("user", "u-1", {"message": {"role": "user", "content": "fix it"}}),
+        _call("a-1", "toolu_b1", "Bash", {"command": "make test"}),
+        _result(
+            "r-1", "toolu_b1", LONG, {"stdout": LONG, "stderr": ""}, sourceToolAssistantUUID="a-1"
+        ),
+        _call("a-2", "toolu_b2", "Bash", {"command": "make lint"}),
+        # A string toolUseResult is an error signal: read though the value was cut.
+        _result(
+            "r-2", "toolu_b2", LONG, f"Error: Exit code 2\n{LONG}", sourceToolAssistantUUID="a-2"
+        ),
+        _call("a-3", "toolu_t1", "Task", spawn),
+        # A spawn's toolUseResult names the sub-agent: read for spawning calls.
+        _result(
+            "r-3",
+            "toolu_t1",
+            LONG,
+            {"agentId": "a77", "agentType": "Explore", "content": [{"type": "text", "text": LONG}]},
+            sourceToolAssistantUUID="a-3",
+        ),
+        _call("a-4", "toolu_m1", "mcp__db__query", {"sql": "select 1"}),
+        # An object member after the value, and the key itself nested inside the value.
+        _result(
+            "r-4",
+            "toolu_m1",
+            LONG + ',"toolUseResult":"Error: quoted, not a member"',
+            {"rows": [{"toolUseResult": "Error: nested"}], "note": LONG},
+            mcpMeta={"server": "db", "nested": {"isSidechain": True}},
+            sourceToolAssistantUUID="a-4",
+        ),
+        _call("a-5", "toolu_b3", "Bash", {"command": "true"}),
+        _result("r-5", "toolu_b3", LONG, "Error: " + LONG, mcpMeta={"k": [1]}, last=True),
+    ]
+    from_bytes, decoded = _both_ways(lines)
+    assert _shape(from_bytes) == _shape(decoded)
+    errors = {
+        e.call_id for e in from_bytes.events if e.kind is EventKind.TOOL_RESULT and e.is_error
+    }
+    assert errors == {"toolu_b2", "toolu_b3"}
+    assert from_bytes.meta["subagent_calls"] == {"a77": "toolu_t1"}
+    assert from_bytes.meta["subagent_types"] == {"a77": "Explore"}
+
+
+def test_progress_lines_skipped_unread_change_nothing() -> None:
+    agent = _project_line(
+        "progress",
+        "p-agent",
+        {"data": {"type": "agent_progress", "agentId": "a88"}, "parentToolUseID": "toolu_t1"},
+    )
+    other_session = dict(_hook("p-other", "toolu_b1"), sessionId="s-elsewhere")
+    nested = _project_line(
+        "progress", "p-nested", {"data": {"type": "hook_progress"}, "toolUseResult": {"a": 1}}
+    )
+    lines = [
+        _project_line("user", "u-1", {"message": {"role": "user", "content": "go"}}),
+        _call("a-1", "toolu_t1", "Task", {"subagent_type": "Plan", "prompt": "plan"}),
+        _hook("p-1", "toolu_t1"),
+        _hook("p-2", "toolu_t1"),
+        _hook("p-2", "toolu_t1"),  # written twice
+        agent,  # says which call spawned a88: always read
+        other_session,  # another session's id: read, so it is counted
+        nested,
+        _result("r-1", "toolu_t1", "done", {"status": "completed"}),
+        _hook("p-3", "toolu_t1"),  # the last line: always decoded
+    ]
+    from_bytes, decoded = _both_ways(lines)
+    assert _shape(from_bytes) == _shape(decoded)
+    assert from_bytes.meta["subagent_calls"] == {"a88": "toolu_t1"}
+    assert from_bytes.warnings == decoded.warnings == ["lines name 2 session ids; kept s-bytes"]
