@@ -39,7 +39,9 @@ _UUID = re.compile(rb"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{1
 _TOOLU = re.compile(rb"(toolu_|call_|msg_|req_)([A-Za-z0-9]{6})")
 # A message's text (a reply, a prompt, a tool output), but an agent's system prompt, which its
 # sessions share. Each copy's texts get a tail of blanks of its own (see `vary`).
-_TEXT = re.compile(rb'((?<!"role":"system",)"(?:text|content)":"[^"\\]*+(?:\\.[^"\\]*+)*+)"')
+_TEXT = re.compile(
+    rb'("(?:text|content)":"(?<!"role":"system","content":")[^"\\]*+(?:\\.[^"\\]*+)*+)"'
+)
 
 Unit = list[tuple[str, bytes]]
 

@@ -81,6 +81,7 @@ _TOOL_USE_ERROR = "<tool_use_error>"
 _USER, _ASSISTANT, _SYSTEM = EventKind.USER, EventKind.ASSISTANT, EventKind.SYSTEM
 _CALL, _RESULT = EventKind.TOOL_CALL, EventKind.TOOL_RESULT
 _ABSENT: Any = object()
+_NO_META: dict[str, Any] = {}  # `_context`'s meta for a main-agent line: never changed, only copied
 _SPAWN_TOOLS = frozenset({"Task", "Agent"})  # Task was renamed Agent in CLI 2.1.63
 _SYNTHETIC_MODEL = "<synthetic>"
 
@@ -347,7 +348,7 @@ class _Reader:
             return agent, ({"compaction": True} if agent.startswith("acompact") else {})
         self.main_lines += 1
         parent = line.get("parent_tool_use_id")  # stream-json marks sub-agent messages this way
-        return (parent if isinstance(parent, str) else None), {}
+        return (parent if isinstance(parent, str) else None), _NO_META
 
     def _event(
         self,
@@ -487,11 +488,12 @@ class _Reader:
             self.items.append(group)
             meta = dict(base)
         when = self._time(line)
-        blocks = _blocks(message.get("content"))
+        content = message.get("content")
+        blocks = content if content.__class__ is list else _blocks(content)
+        last = len(blocks) - 1
         for i, block in enumerate(blocks):
             # Each event its own meta: the last block may take the template itself.
-            own = meta if i == len(blocks) - 1 else meta.copy()
-            event = self._assistant_block(block, when, subagent, own)
+            event = self._assistant_block(block, when, subagent, meta if i == last else meta.copy())
             if event is not None:
                 group.append(event)
 
