@@ -150,7 +150,8 @@ def _without_result(raw: bytes) -> dict[str, Any] | None:
     (``,"sourceToolAssistantUUID":"..."}``). That the rest decodes proves the cut was at the top
     level: a cut inside a nested value or a string would leave it unbalanced. The line must hold
     one result and nothing else (all else read from a tool-result line is written before the
-    cut), and the value is decoded whenever it is needed (``_Reader._tool_result``).
+    cut), and the value is decoded whenever it is needed (``_Reader._tool_result``). The last
+    line is always decoded whole, so a file cut off inside the value still fails as truncated.
     """
     start = raw.find(_USER_LINE, 0, _PROGRESS_WITHIN)
     cut = raw.find(_RESULT_KEY, start) if start > 0 else -1
@@ -238,7 +239,7 @@ class _Reader:
                 if skip(raw, at):
                     segment = self.segment
                     continue
-            value = _without_result(raw) if len(raw) > _DEFER_FROM else None
+            value = _without_result(raw) if len(raw) > _DEFER_FROM and index != last else None
             if value is None:
                 try:
                     value = loads(raw)

@@ -12,6 +12,7 @@ import pytest
 from tests_support import SHARED, only, shared_document, shared_path
 
 from sessions.documents import Document, parse_bytes
+from sessions.errors import MalformedSessionError
 from sessions.formats import claude_code as cc
 from sessions.formats.registry import get_adapter
 from sessions.models import EventKind, Session
@@ -816,3 +817,16 @@ def test_progress_lines_skipped_unread_change_nothing() -> None:
     assert _shape(from_bytes) == _shape(decoded)
     assert from_bytes.meta["subagent_calls"] == {"a88": "toolu_t1"}
     assert from_bytes.warnings == decoded.warnings == ["lines name 2 session ids; kept s-bytes"]
+
+
+def test_a_last_line_cut_off_inside_its_tool_result_fails_as_truncated() -> None:
+    lines = [
+        _project_line("user", "u-1", {"message": {"role": "user", "content": "go"}}),
+        _call("a-1", "toolu_b1", "Bash", {"command": "ls"}),
+        _result("r-1", "toolu_b1", LONG, {"stdout": LONG, "meta": {"rows": 1}}),
+    ]
+    body = b"".join(json.dumps(line, separators=(",", ":")).encode() + b"\n" for line in lines)
+    cut = body.rindex(b'"rows":1}') + len(b'"rows":1}')  # ends in a brace, inside the value
+    with pytest.raises(MalformedSessionError) as caught:
+        list(cc.parse(parse_bytes("s-cut.jsonl", body[:cut] + b"\n")))
+    assert caught.value.reason == "truncated"
