@@ -537,6 +537,50 @@ def view_row(text: str, start: int) -> tuple[int, bool] | None:
     return None if row is None else (int(row.group(1)), bool(row.group(2)))
 
 
+def view_rows(text: str, count: int) -> bool:
+    """Whether ``text`` holds at least ``count`` file-view rows, as ``viewed_lines`` reads them
+    (``viewed_lines`` reads a view of fewer than 3 as none)."""
+    found = 0 if _PREFIX_NUM.match(text) is None else 1
+    for _ in _ROW.finditer(text) if found < count else ():
+        found += 1
+        if found == count:
+            break
+    return found >= count
+
+
+# (bound, filled) -> the patterns of `_rows_above` (bounded: entities repeat their numbers).
+_ABOVE: dict[tuple[int, bool], tuple[re.Pattern[str], re.Pattern[str]]] = {}
+
+
+def _rows_above(bound: int, filled: bool) -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """A file-view row (holding text, when ``filled``) whose line number is above ``bound``
+    (``bound >= 0``), or a line starting with digits other than 0-9 (not compared): as the first
+    line, and after a newline. Possessive quantifiers: the search never backtracks in a row."""
+    patterns = _ABOVE.get((bound, filled))
+    if patterns is None:
+        if len(_ABOVE) >= 256:
+            _ABOVE.clear()
+        digits = str(bound)
+        # More digits, or the same up to one that is higher (after any leading zeros).
+        above = [f"[1-9][0-9]{{{len(digits)},}}"] + [
+            f"{digits[:i]}[{int(d) + 1}-9][0-9]{{{len(digits) - i - 1}}}"
+            for i, d in enumerate(digits)
+            if d != "9"
+        ]
+        rest = r"[^\S\n]*+\S" if filled else ""
+        row = rf"[ \t]*+(?:0*+(?:{'|'.join(above)})(?:→|[ \t]*\|){rest}|[0-9]*+[^\D0-9])"
+        patterns = _ABOVE[bound, filled] = (re.compile(row), re.compile(r"\n" + row))
+    return patterns
+
+
+def view_rows_above(text: str, bound: int, *, filled: bool = False) -> bool:
+    """Whether a file-view row (holding text, when ``filled``), as ``viewed_lines`` reads rows,
+    has a line number above ``bound`` (``bound >= 0``), or may have (one written in digits other
+    than 0-9). One search, where ``viewed_lines`` makes a match of every row."""
+    first, after = _rows_above(bound, filled)
+    return first.match(text) is not None or after.search(text) is not None
+
+
 # Line-local reading. `clean` is line-local (a line-number prefix and a tag never cross a line
 # end), identifiers never span lines and a number's or count's match cannot start inside one
 # that began on an earlier line (what it could run into holds no digits), so what is read below
@@ -552,7 +596,8 @@ def _line(text: str, start: int) -> tuple[str, bool]:
     return clean(text[start:end]), False
 
 
-_CLEANED = re.compile("[→|\t<*`]")  # what `clean` needs to change a line
+# What `clean` changes on a line without a line-number prefix (`→` and tabs matter only in one).
+_MARKUP = re.compile("[|<*`]")
 
 
 def line_numbers(
@@ -563,7 +608,11 @@ def line_numbers(
     is one the whole text's reading holds too."""
     end = text.find("\n", start)
     end = len(text) if end < 0 else end
-    if end - start > 400 and _CLEANED.search(text, start, end) is None:
+    if (
+        end - start > 400
+        and _FIRST_PREFIX.match(text, start) is None
+        and _MARKUP.search(text, start, end) is None
+    ):
         # Between blanks: a match cannot run into the window (what it could run into after a
         # blank holds no digits) and only a number just before its end may read on past it.
         lo = text.rfind(" ", start, max(start, at - 60)) + 1 or start

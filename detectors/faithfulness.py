@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import json
+import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
@@ -44,6 +45,8 @@ from detectors.entities import (
     may_hold_entities,
     scope_keys,
     view_row,
+    view_rows,
+    view_rows_above,
     viewed_lines,
 )
 from detectors.models import Severity, Signal
@@ -295,13 +298,14 @@ class _Context:
             event = self._events[i] = _Event(self.texts[i])
         return event
 
-    def _holding(self, written: re.Pattern[str]) -> Iterator[_Event]:
-        """The events ``written`` matches in, newest first. Each event is searched on its own,
-        from the newest back, so a caller that stops at a recent event never reads the rest."""
+    def _holding(self, written: re.Pattern[str]) -> Iterator[tuple[_Event, re.Match[str]]]:
+        """The events ``written`` matches in, newest first, each with its first match. Each
+        event is searched on its own, from the newest back, so a caller that stops at a recent
+        event never reads the rest."""
         texts, search = self.texts, written.search
         for i in range(len(texts) - 1, -1, -1):
-            if search(texts[i]) is not None:
-                yield self.event(i)
+            if (m := search(texts[i])) is not None:
+                yield self.event(i), m
 
     def _merge(self, facet: str) -> None:
         """Add what ``facet`` reads from the events not yet read to the pools."""
@@ -343,14 +347,14 @@ class _Context:
             # Events holding it as written (a number not inside a longer one), newest first.
             written = _written(key, word)
             # First only the lines holding it (cheap, and enough for most entities) ...
-            if not word and any(self._lines(event, e, written) for event in self._holding(written)):
+            if not word and any(self._lines(*at, e, written) for at in self._holding(written)):
                 return True
             # ... a count as the sum of the newest events' counts (a stated test total) ...
             if e.kind == "count" and e.value is not None and self._recent_sum(e.value):
                 return True
             # ... then the whole of those events (a number's full check reads all events).
             if e.value is None:
-                for event in self._holding(written):
+                for event, _ in self._holding(written):
                     if self._quick(event, e):
                         return True
         return self._full(e)
@@ -366,16 +370,17 @@ class _Context:
             pool.extend(event.counts)
         return pool.pair_sum(value)
 
-    def _lines(self, event: _Event, e: Entity, written: re.Pattern[str]) -> bool:
-        """Whether the lines of ``event`` holding ``e`` as written support it (a subset of
-        what ``_quick`` checks, read from those lines alone)."""
+    def _lines(
+        self, event: _Event, first: re.Match[str], e: Entity, written: re.Pattern[str]
+    ) -> bool:
+        """Whether the lines of ``event`` holding ``e`` as written (the first at ``first``)
+        support it (a subset of what ``_quick`` checks, read from those lines alone)."""
         text = event.text
         if e.value is None and e.kind != "date":
             return len(e.digits) >= 3  # the key is the digit run: `event.digits` holds it
         low, high = self._range(e) if e.value is not None else (0.0, 0.0)
-        pos, seen = 0, 0
-        while seen < 8:
-            m = written.search(text, pos)
+        m: re.Match[str] | None = first
+        for _ in range(8):
             if m is None:
                 return False
             at = m.start()
@@ -394,13 +399,13 @@ class _Context:
                     and _counts_lines(e)
                     and _PREFIX_NUM.match(text, start)
                     and not _rows_past(text, start, high)
-                    and _between(event.viewed, low, high)
+                    and _viewed_between(event, start, low, high)
                 ):
                     return True  # the key is a file view's line number (read last: it is slow)
             end = text.find("\n", m.end())
             if end < 0:
                 return False
-            pos, seen = end + 1, seen + 1
+            m = written.search(text, end + 1)
         return False
 
     def _quick(self, event: _Event, e: Entity) -> bool:
@@ -527,6 +532,23 @@ def _rows_past(text: str, start: int, high: float) -> bool:
             return False
         start = end + 1
     return False
+
+
+def _viewed_between(event: _Event, start: int, low: float, high: float) -> bool:
+    """``_between(event.viewed, low, high)``, where ``start`` is a file-view row's line start.
+    When that row's number is in range and no row's (or, for a row holding text, no such row's)
+    is above ``high``, the view's last line (with text) is in range: one search answers,
+    without ``viewed_lines`` making a match of every row of a long view."""
+    if "viewed" not in vars(event) and high + _EPS < 2**53:  # not yet read; exact integers
+        row = view_row(event.text, start)
+        if (
+            row is not None
+            and _between([float(row[0])], low, high)
+            and not view_rows_above(event.text, math.floor(high + _EPS), filled=row[1])
+            and view_rows(event.text, 3)
+        ):
+            return True
+    return _between(event.viewed, low, high)
 
 
 _WORD = re.compile(r"\w+")
