@@ -718,9 +718,11 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
         return []  # no sentence can hold a claim
     rules = tables.rules
     out: list[_Candidate] = []
+    # A sentence without one of the reply's keywords can only hold a claim of a rule with none.
+    skip_bare = words is not None and not tables.unfiltered
     for sentence in _split(prose):
         low = folded(sentence)
-        if words is not None and low is not None and not any(word in low for word in words):
+        if skip_bare and low is not None and not any(word in low for word in words or ()):
             continue  # none of the reply's keywords: no claim (the keys are cut down to them)
         hits: list[tuple[int, int]] = []
         for i in active:

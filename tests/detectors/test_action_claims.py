@@ -226,6 +226,16 @@ def test_custom_rule_in_config_and_replace_defaults() -> None:
     assert [s.kind for s in only.run(_session(events))] == [CONTRADICTED]
 
 
+def test_custom_rule_without_default_keywords_is_checked_in_every_sentence() -> None:
+    # Neither sentence holds a default claim keyword: only the custom rule can find the claim.
+    rule = {"name": "parcel dispatched", "claim": r"\bparcel\s+dispatched\b", "tools": ["^ship$"]}
+    events = [Event(EventKind.ASSISTANT, text="Hello there. Parcel dispatched to Leeds.")]
+    for replace in (False, True):
+        config = {"rules": [rule], "replace_defaults": replace, "derive_from_tools": False}
+        [signal] = DetectorSuite({"action_claims": config}).run(_session(events))
+        assert (signal.kind, signal.value) == (UNBACKED, "Parcel dispatched to Leeds.")
+
+
 def test_bad_rule_regex_is_a_config_error() -> None:
     with pytest.raises(ValueError):
         Rule(name="x", claim="(")
