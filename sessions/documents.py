@@ -25,14 +25,15 @@ _UNDECODED: Any = object()  # ``Document._data`` before a JSON Lines document is
 class Document:
     """One parsed file. ``data`` is the JSON value, or for JSON Lines the list of line values.
 
-    For JSON Lines read from bytes, ``lines`` keeps the raw lines (``body.split(b"\\n")``, blank
-    ones included) and ``data`` is decoded on first use, so an adapter that can tell from the
-    bytes that it will skip a line need not decode it (``decode_line`` decodes one line). A line
-    that is not JSON raises ``MalformedSessionError`` when it is decoded, with the message and
-    reason it would have had if every line had been decoded up front.
+    For JSON Lines read from bytes, ``body`` keeps the bytes (a newline ends each line) and
+    ``data`` is decoded on first use, so an adapter that can tell from the bytes that it will
+    skip a line need not decode it, nor even copy it out of the body (``decode_line`` decodes
+    one line). ``lines`` splits the body on first use (blank lines included). A line that is not
+    JSON raises ``MalformedSessionError`` when it is decoded, with the message and reason it
+    would have had if every line had been decoded up front.
     """
 
-    __slots__ = ("_data", "jsonl", "lines", "size", "source")
+    __slots__ = ("_data", "_lines", "body", "jsonl", "size", "source")
 
     def __init__(
         self,
@@ -41,13 +42,24 @@ class Document:
         jsonl: bool = False,
         size: int = 0,
         *,
-        lines: list[bytes] | None = None,
+        body: bytes | None = None,
     ) -> None:
         self.source = source
         self.jsonl = jsonl
         self.size = size
-        self.lines = lines
-        self._data = _UNDECODED if lines is not None else data
+        self.body = body
+        self._lines: list[bytes] | None = None
+        self._data = _UNDECODED if body is not None else data
+
+    @property
+    def lines(self) -> list[bytes] | None:
+        """The raw lines of ``body`` (``None`` without one), split on first use."""
+        if self._lines is None and self.body is not None:
+            lines = self.body.split(b"\n")
+            if self.body.endswith(b"\n"):
+                lines.pop()  # the newline ends the last line; no empty line follows it
+            self._lines = lines
+        return self._lines
 
     @property
     def data(self) -> Any:
@@ -65,11 +77,16 @@ class Document:
         self._data = value
 
     def head(self) -> Iterator[Any]:
-        """The line values of a JSON Lines document in order, decoded only as far as asked."""
-        if self._data is _UNDECODED and self.lines is not None:
-            for index, line in enumerate(self.lines):
-                if line := line.strip():
+        """The line values of a JSON Lines document in order, decoded only as far as asked
+        (without splitting the whole body: sniffing reads a few lines of a large file)."""
+        if self._data is _UNDECODED and self.body is not None:
+            body, start, index = self.body, 0, 0
+            while start < len(body):
+                end = body.find(b"\n", start)
+                end = len(body) if end < 0 else end
+                if line := body[start:end].strip():
                     yield self.decode_line(index, line)
+                start, index = end + 1, index + 1
         elif isinstance(self._data, list):
             yield from self._data
 
@@ -115,11 +132,9 @@ def parse_bytes(source: str, raw: bytes) -> Document:
         and not body[:1].isspace()
         and not body[-2:-1].isspace()
     ):
-        # The usual JSON Lines file: stripping would only drop the final newline, so split
-        # without copying the whole body first (same lines as ``body.strip().split``).
-        lines = body.split(b"\n")
-        lines.pop()
-        return Document(source, jsonl=True, size=size, lines=lines)
+        # The usual JSON Lines file: stripping would only drop the final newline, so the body is
+        # kept as it is (same lines as ``body.strip().split``).
+        return Document(source, jsonl=True, size=size, body=body)
     stripped = body.strip()
     if not stripped:
         raise MalformedSessionError(f"{source}: file is empty", reason="empty")
@@ -132,4 +147,4 @@ def parse_bytes(source: str, raw: bytes) -> Document:
                     f"{source}: not valid JSON ({whole_error})", reason="invalid_json"
                 ) from whole_error
     # Lines are decoded lazily (see ``Document``); an invalid line raises when it is decoded.
-    return Document(source, jsonl=True, size=size, lines=stripped.split(b"\n"))
+    return Document(source, jsonl=True, size=size, body=stripped)

@@ -96,7 +96,7 @@ _AGENT_ID_TEXT = re.compile(r"\bagentId: ([A-Za-z0-9_-]+)")
 
 
 def sniff(doc: Document) -> bool:
-    if not doc.jsonl or (doc.lines is None and not isinstance(doc.data, list)):
+    if not doc.jsonl or (doc.body is None and not isinstance(doc.data, list)):
         return False
     for line in islice(doc.head(), _SNIFF_LINES):
         if not isinstance(line, dict):
@@ -211,40 +211,53 @@ class _Reader:
             "progress": self._progress,
         }
         doc = self.doc
-        if doc.lines is None:
+        body = doc.body
+        if body is None:
             for line in doc.data:
                 self._line(line, handlers)
             return self._session()
-        last = len(doc.lines) - 1
+        # Lines are found in the body and only copied out when decoded: most lines of a
+        # project file are progress lines, skipped on their bytes where they lie.
+        size, find = len(body), body.find
+        final = size - 1 if body.endswith(b"\n") else size  # where the last line ends
         loads, skip, take = orjson.loads, self._skip, self._line  # bound once for every line
         segment = self.segment
-        for index, raw in enumerate(doc.lines):
-            raw = raw.strip()
-            if not raw:
-                continue
-            at = raw.find(_PROGRESS, 0, _PROGRESS_WITHIN)
-            if at > 0 and index != last:
+        end = -1
+        while end < final:
+            start = end + 1
+            end = find(b"\n", start)
+            if end < 0:
+                end = size
+            window = start + _PROGRESS_WITHIN
+            at = find(_PROGRESS, start, end if end < window else window)
+            if at > start and end != final:
                 # `_skip`, inline for the usual progress line: the members between its first
                 # and its type as the last skipped one wrote them (the session id among them).
                 cut = at - len(segment)
                 if (
-                    cut > 0
-                    and raw[cut:at] == segment
-                    and raw.find(b"{", 1, cut) < 0
-                    and raw.find(b"[", 1, cut) < 0
-                    and raw.endswith(_PLAIN_END)
-                    and raw.find(_AGENT_PROGRESS, at) < 0
+                    cut > start
+                    and body.startswith(segment, cut)
+                    and find(b"{", start + 1, cut) < 0
+                    and find(b"[", start + 1, cut) < 0
+                    and body.endswith(_PLAIN_END, start, end)
+                    and find(_AGENT_PROGRESS, at, end) < 0
                 ):
                     continue
-                if skip(raw, at):
+            raw = body[start:end].strip()
+            if not raw:
+                continue
+            if at > start and end != final:
+                at = raw.find(_PROGRESS, 0, _PROGRESS_WITHIN)
+                if at > 0 and skip(raw, at):
                     segment = self.segment
                     continue
-            value = _without_result(raw) if len(raw) > _DEFER_FROM and index != last else None
+            value = _without_result(raw) if len(raw) > _DEFER_FROM and end != final else None
             if value is None:
                 try:
                     value = loads(raw)
                 except orjson.JSONDecodeError:
-                    value = doc.decode_line(index, raw)  # raises with the document's message
+                    # Raises with the document's message (which names the line).
+                    value = doc.decode_line(body.count(b"\n", 0, start), raw)
             take(value, handlers)
         return self._session()
 
@@ -736,6 +749,6 @@ def _unique_calls(events: list[Event]) -> list[Event]:
 
 @adapter(FORMAT, sniff=sniff, priority=10, link=link_subagents)
 def parse(doc: Document) -> Iterable[Session]:
-    if doc.lines is None and not isinstance(doc.data, list):
+    if doc.body is None and not isinstance(doc.data, list):
         return []
     return [_Reader(doc).read()]

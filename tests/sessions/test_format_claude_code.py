@@ -819,6 +819,51 @@ def test_progress_lines_skipped_unread_change_nothing() -> None:
     assert from_bytes.warnings == decoded.warnings == ["lines name 2 session ids; kept s-bytes"]
 
 
+@pytest.mark.parametrize(
+    "spell",
+    [
+        pytest.param(lambda body: body.replace(b"\n", b"\r\n"), id="crlf"),
+        pytest.param(lambda body: body.replace(b"\n", b"\n\n  \n"), id="blank-lines"),
+        pytest.param(
+            lambda body: body.replace(b'\n{"type":"progress"', b'\n {"type":"progress"'),
+            id="indented-progress",
+        ),
+        pytest.param(lambda body: body.rstrip(b"\n"), id="no-final-newline"),
+    ],
+)
+def test_lines_found_in_the_body_read_as_if_split_and_decoded(spell: Any) -> None:
+    lines = [
+        _project_line("user", "u-1", {"message": {"role": "user", "content": "go"}}),
+        _call("a-1", "toolu_t1", "Task", {"subagent_type": "Plan", "prompt": "plan"}),
+        _hook("p-1", "toolu_t1"),
+        _hook("p-2", "toolu_t1"),
+        _project_line(
+            "progress",
+            "p-agent",
+            {"data": {"type": "agent_progress", "agentId": "a88"}, "parentToolUseID": "toolu_t1"},
+        ),
+        _result("r-1", "toolu_t1", LONG, {"status": "completed", "agentId": "a88"}),
+        _hook("p-3", "toolu_t1"),
+    ]
+    body = b"".join(json.dumps(line, separators=(",", ":")).encode() + b"\n" for line in lines)
+    body = spell(body)
+    from_bytes = only(list(cc.parse(parse_bytes("s-bytes.jsonl", body))))
+    decoded = [json.loads(line) for line in body.splitlines() if line.strip()]
+    assert len(decoded) == len(lines)
+    expected = only(list(cc.parse(Document("s-bytes.jsonl", decoded, jsonl=True))))
+    assert _shape(from_bytes) == _shape(expected)
+    assert from_bytes.meta["subagent_calls"] == {"a88": "toolu_t1"}
+
+
+def test_a_bad_line_in_the_body_is_named_by_its_number() -> None:
+    good = json.dumps(_project_line("user", "u-1", {"message": {"role": "user", "content": "go"}}))
+    body = (good + "\n" + good.replace("u-1", "u-2") + "\n{not json\n" + good + "\n").encode()
+    with pytest.raises(MalformedSessionError) as caught:
+        list(cc.parse(parse_bytes("s-bad.jsonl", body)))
+    assert caught.value.reason == "invalid_json"
+    assert "line 3 is not JSON" in str(caught.value)
+
+
 def test_a_last_line_cut_off_inside_its_tool_result_fails_as_truncated() -> None:
     lines = [
         _project_line("user", "u-1", {"message": {"role": "user", "content": "go"}}),
