@@ -110,6 +110,8 @@ _IDS = re.compile(
 )
 _IDS_CONTEXT = re.compile(_IDS.pattern, re.IGNORECASE)
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
+# How a month's name starts wherever a date names it (`May`, `Sep`, `Sept`, `September`).
+MONTH_NAMES = [month.capitalize() for month in _MONTHS]
 _MONTH_RE = (
     r"(?P<mon>Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
     r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
@@ -178,7 +180,8 @@ _NOT_NOUN = frozenset(
 )
 # Any number in context (the fallback pool) and a few number words.
 # `(?<![\w.])(?:_NUM)` with the first digit taken first, so the regex engine can skip to digits.
-_NUM_AT = r"\d(?<![\w.]\d)(?:\d{0,2}(?:,\d{3})+(?:\.\d+)?|\d*(?:\.\d+)?)"
+_NUM_REST = r"(?:\d{0,2}(?:,\d{3})+(?:\.\d+)?|\d*(?:\.\d+)?)"  # after the first digit
+_NUM_AT = r"\d(?<![\w.]\d)" + _NUM_REST
 _ANY_NUM = re.compile(rf"(?P<num>{_NUM_AT})(?P<suf>[kKM]\b|\s(?:thousand|million|billion)\b)?")
 _WORDS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
 _WORDS += "fifteen sixteen seventeen eighteen nineteen twenty"
@@ -497,8 +500,9 @@ def digit_runs(text: str) -> set[str]:
     return set(_LONG_DIGIT_RUN.findall(text))
 
 
-# Not a value written to a key (`suites=8 passed=37`: 8 counts suites, not passes).
-_COUNTED = re.compile(rf"(?<![=:])(?P<num>{_NUM_AT})(?P<suf>[kKM]\b)?\s+[A-Za-z]")
+# Not a value written to a key (`suites=8 passed=37`: 8 counts suites, not passes). As in
+# `_NUM_AT`, what may not come before the number is tested after its first digit.
+_COUNTED = re.compile(rf"(?P<num>\d(?<![\w.=:]\d){_NUM_REST})(?P<suf>[kKM]\b)?\s+[A-Za-z]")
 
 
 def context_counts(text: str, *, is_clean: bool = False) -> list[float]:
@@ -637,7 +641,31 @@ def line_scopes(text: str, start: int) -> set[str]:
         tail = clean(text[before : start - 1]).rstrip()
         if not tail or tail[-1].isalnum() or tail[-1] in ".,":
             return set()
-    line, last = _line(text, start)
+    return _scopes(*_line(text, start))
+
+
+def quoted_scopes(text: str, start: int, at: int) -> set[str]:
+    """Scope keys of dates between the quotes around ``at`` on the line starting at ``start``
+    (a JSON string: `"date": "2024-05-20"`), when `clean` leaves that stretch as it is (else
+    none): each is one ``extract(context=True)`` finds too. No identifier or date holds a quote
+    (nor do its lookarounds read past one), so the stretch reads as it does within the whole
+    text, and a long one-line JSON output is not read whole for one date."""
+    end = text.find("\n", at)
+    end = len(text) if end < 0 else end
+    opening, closing = text.rfind('"', start, at), text.find('"', at, end)
+    # A tag (never across lines) may hold quotes and is cut out whole; a line-number prefix is
+    # all before the first quote; any other markup is one character, blanked where it is.
+    if opening < 0 or closing < 0 or text.find("<", start, end) >= 0:
+        return set()
+    stretch = text[opening + 1 : closing]
+    if "*" in stretch or "`" in stretch or "|" in stretch:
+        return set()
+    return _scopes(stretch, True)
+
+
+def _scopes(line: str, last: bool) -> set[str]:
+    """Scope keys of the dates of a cleaned ``line`` (``last``: nothing follows it that a date
+    could run on into) that no identifier overlaps."""
     if not _has_digit(line):
         return set()
     ids = [m.span() for m in _scan(_IDS_CONTEXT, _IDS_CONTEXT_AT, line) if _id_entity(m)]

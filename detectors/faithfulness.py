@@ -32,6 +32,7 @@ from pydantic import Field
 
 from detectors.entities import (
     KINDS,
+    MONTH_NAMES,
     WORD_RANGE,
     Entity,
     clean,
@@ -43,6 +44,7 @@ from detectors.entities import (
     line_numbers,
     line_scopes,
     may_hold_entities,
+    quoted_scopes,
     scope_keys,
     view_row,
     view_rows,
@@ -204,16 +206,7 @@ def json_run_sums(text: str) -> set[float]:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
         return set()
-    columns: defaultdict[str, list[float]] = defaultdict(list)
-    stack: list[tuple[Any, str]] = [(data, "")]
-    while stack:
-        node, path = stack.pop()
-        if isinstance(node, dict):
-            stack.extend((value, f"{path}.{key}") for key, value in reversed(node.items()))
-        elif isinstance(node, list):
-            stack.extend((item, f"{path}[]") for item in reversed(node))
-        elif isinstance(node, int | float) and not isinstance(node, bool):
-            columns[path].append(float(node))
+    columns = _json_columns(data)
     sums: set[float] = set()
     for values in columns.values():
         for start in range(len(values) - 1):
@@ -224,6 +217,30 @@ def json_run_sums(text: str) -> set[float]:
             if len(sums) > _RUN_SUMS_MAX:
                 return sums
     return sums
+
+
+def _json_columns(data: Any) -> dict[str, list[float]]:
+    """The numbers of a parsed JSON document by key path (list positions ignored): each path's
+    in document order, the paths in the order they first appear."""
+    columns: defaultdict[str, list[float]] = defaultdict(list)
+    # Iterators over (path, value) pairs: a container's children are read in order, a nested
+    # container's before the rest of its parent's (document order, without recursion, whose
+    # depth a document could exceed); paths are made in C, and a string is passed over.
+    stack: list[Iterator[tuple[str, Any]]] = [iter([("", data)])]
+    while stack:
+        for path, node in stack[-1]:
+            kind = type(node)  # orjson makes exactly these types (a bool is not an int here)
+            if kind is dict:
+                stack.append(zip(map(f"{path}.".__add__, node), node.values(), strict=True))
+                break
+            if kind is list:
+                stack.append(zip(repeat(f"{path}[]"), node))
+                break
+            if kind is int or kind is float:
+                columns[path].append(float(node))
+        else:
+            stack.pop()
+    return columns
 
 
 # System prompt -> its `_Event`: an agent's sessions share one system prompt, and its facts (a
@@ -283,6 +300,9 @@ class _Context:
         # Supported numbers earlier replies stated, by kind (the newest last, a bounded few): a
         # later reply may work from them ("$2,787 paid, $216 now: $2,571 back").
         self.stated: defaultdict[str, list[float]] = defaultdict(list)
+        # Entities found supported: more context only adds support, so one a later reply cites
+        # again (a session's replies restate its numbers) is not looked for again.
+        self.supported: set[Entity] = set()
 
     def add(self, text: str, *, shared: bool = False) -> None:
         """Add an event's text; ``shared``: one that other sessions hold too (a system prompt),
@@ -342,12 +362,20 @@ class _Context:
         return low, high
 
     def supports(self, e: Entity) -> bool:
+        if e in self.supported:
+            return True
+        if self._supports(e):
+            self.supported.add(e)
+            return True
+        return False
+
+    def _supports(self, e: Entity) -> bool:
         if min(self.merged.values()) < len(self.texts):
             key, word = _key(e)
             # Events holding it as written (a number not inside a longer one), newest first.
             written = _written(key, word)
             # First only the lines holding it (cheap, and enough for most entities) ...
-            if not word and any(self._lines(*at, e, written) for at in self._holding(written)):
+            if not word and any(self._in_lines(e, form) for form in _line_forms(e, key, written)):
                 return True
             # ... a count as the sum of the newest events' counts (a stated test total) ...
             if e.kind == "count" and e.value is not None and self._recent_sum(e.value):
@@ -358,6 +386,10 @@ class _Context:
                     if self._quick(event, e):
                         return True
         return self._full(e)
+
+    def _in_lines(self, e: Entity, written: re.Pattern[str]) -> bool:
+        """Whether the lines of an event ``written`` matches in support ``e`` (newest first)."""
+        return any(self._lines(*at, e, written) for at in self._holding(written))
 
     def _recent_sum(self, value: float) -> bool:
         """Whether ``value`` is the total of one of the newest events' counts or the sum of two
@@ -386,7 +418,8 @@ class _Context:
             at = m.start()
             start = text.rfind("\n", 0, at) + 1
             if e.kind == "date":
-                if e.norm in line_scopes(text, start):
+                # The quoted stretch first: a one-line JSON output's line is long.
+                if e.norm in quoted_scopes(text, start, at) or e.norm in line_scopes(text, start):
                     return True
             else:
                 counted, bare = line_numbers(text, start, at, counts=e.kind == "count")
@@ -517,6 +550,24 @@ def _written(key: str, word: bool) -> re.Pattern[str]:
         pattern = re.compile(re.escape(key) + tail, re.IGNORECASE if word else 0)
         _WRITTEN[key, word] = pattern
     return pattern
+
+
+def _line_forms(e: Entity, key: str, written: re.Pattern[str]) -> list[re.Pattern[str]]:
+    """How the lines that may support ``e`` are found, the likeliest first: ``written`` (the
+    pattern of ``key``) and, for a number written with thousands separators, the number without
+    them (a tool's JSON output holds `1625.0` where the reply writes `$1,625`: else only the
+    full check, reading every event's numbers, finds it). A month's lines are those holding its
+    ISO form (`2024-05`, as JSON outputs write dates) or its name (`May 20, 2024`): every date
+    of that month holds one, where its year alone is in most lines of a session."""
+    if e.kind == "date":
+        month = e.norm.partition("-")[2]
+        if month.isdigit():
+            name = MONTH_NAMES[int(month) - 1]
+            return [_written(e.norm, False), _written(name, False)]
+        return [written]
+    if "," in key:
+        return [written, _written(key.replace(",", ""), False)]
+    return [written]
 
 
 def _rows_past(text: str, start: int, high: float) -> bool:
