@@ -129,8 +129,8 @@ def _timed(
         result = reader.read_unit(unit)
         for session in result.sessions:
             signals += len(suite.run(session))
-            tool_calls += len(session.tool_calls())
         checks_s += time.perf_counter() - began
+        tool_calls += sum(len(session.tool_calls()) for session in result.sessions)  # reported
         produced += len(result.sessions)
         if rss_mark and produced >= rss_mark and not rss_at_2000:
             rss_at_2000 = _max_rss()

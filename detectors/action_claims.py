@@ -236,10 +236,12 @@ def command_text(call: Event) -> str:
     """The shell command of a call, or '' when the call is not a shell command."""
     value: Any = call.input
     if isinstance(value, dict):
-        found = next((value[k] for k in _SHELL_KEYS if k in value), None)
-        if found is None:
+        for key in _SHELL_KEYS:  # the first one present (a loop: run for every call classified)
+            if key in value:
+                value = value[key]
+                break
+        else:
             return ""
-        value = found
     if isinstance(value, list):
         return " ".join(str(v) for v in value)
     if isinstance(value, str) and (
@@ -722,8 +724,12 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
     skip_bare = words is not None and not tables.unfiltered
     for sentence in _split(prose):
         low = folded(sentence)
-        if skip_bare and low is not None and not any(word in low for word in words or ()):
-            continue  # none of the reply's keywords: no claim (the keys are cut down to them)
+        if skip_bare and low is not None:
+            for word in words or ():
+                if word in low:
+                    break
+            else:  # none of the reply's keywords: no claim (the keys are cut down to them)
+                continue
         hits: list[tuple[int, int]] = []
         for i in active:
             if not may_match(claim_keys[i], low):
