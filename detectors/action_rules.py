@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
@@ -341,6 +341,7 @@ _READ_ONLY = frozenset(
 )
 
 
+@lru_cache(maxsize=16_384)  # words recur in every night's replies; each is stemmed once
 def stem(word: str) -> str:
     """Light stemming so `cancelled`, `cancellation` and `cancel` (or `bags`, `baggage`) meet."""
     w = word.lower()
