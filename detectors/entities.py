@@ -44,10 +44,25 @@ _TABLE_RULE = re.compile(r"^[ \t]*\|?[ \t]*:?-{3,}:?[ \t]*[+|]", re.MULTILINE)
 _TAG = re.compile(r"<\/?[A-Za-z][^<>\n]{0,200}>")
 
 
+def _has_table_rule(text: str) -> bool:
+    """``_TABLE_RULE.search(text) is not None``, the rule tried only at the start of each line
+    holding `---` (which every rule line holds): `str.find` skips to those many times quicker
+    than the regex engine tries `^` at every position of a long text."""
+    at = text.find("---")
+    while at >= 0:
+        if _TABLE_RULE.match(text, text.rfind("\n", 0, at) + 1):
+            return True
+        end = text.find("\n", at)
+        if end < 0:
+            return False
+        at = text.find("---", end)
+    return False
+
+
 def clean(text: str) -> str:
     if "→" in text or "|" in text or "\t" in text:  # what a line-number prefix needs
         first_prefix, line_prefix = _FIRST_PREFIX, _LINE_PREFIX
-        if "|" in text and "---" in text and _TABLE_RULE.search(text):
+        if "|" in text and _has_table_rule(text):
             first_prefix, line_prefix = _FIRST_PREFIX_NO_BAR, _LINE_PREFIX_NO_BAR
         first = first_prefix.match(text)
         if first is not None:
@@ -214,7 +229,7 @@ _DATES_AT = re.compile(
 )
 
 
-def _scan(pattern: re.Pattern[str], trigger: re.Pattern[str], text: str) -> list[re.Match[str]]:
+def scan(pattern: re.Pattern[str], trigger: re.Pattern[str], text: str) -> list[re.Match[str]]:
     """``pattern.finditer(text)``, trying ``pattern`` only where ``trigger`` matches."""
     found: list[re.Match[str]] = []
     pos = 0
@@ -477,7 +492,7 @@ def extract(text: str, *, context: bool = False, is_clean: bool = False) -> list
         return []
     found: list[tuple[int, Entity]] = []
     taken = _Spans()
-    ids = _scan(_IDS_CONTEXT, _IDS_CONTEXT_AT, text) if context else _scan(_IDS, _IDS_AT, text)
+    ids = scan(_IDS_CONTEXT, _IDS_CONTEXT_AT, text) if context else scan(_IDS, _IDS_AT, text)
     for m in ids:
         entity = _id_entity(m)
         if entity is not None:
@@ -485,7 +500,7 @@ def extract(text: str, *, context: bool = False, is_clean: bool = False) -> list
             taken.add(m)
     if not digits:
         return [e for _, e in found]
-    for m in _scan(_DATES, _DATES_AT, text) if _may_hold_date(text) else ():
+    for m in scan(_DATES, _DATES_AT, text) if _may_hold_date(text) else ():
         entity = _date_entity(m) if taken.free(m) and (context or not m.group("iy")) else None
         if entity is not None:
             found.append((m.start(), entity))
@@ -691,6 +706,34 @@ def line_numbers(
     return counted, bare
 
 
+def number_at(text: str, start: int, at: int) -> float | None:
+    """The number of ``line_numbers(text, start, at, ...)[1]`` starting at ``at`` (on the line
+    starting at ``start``), read where it stands: None when that does not settle that the line's
+    reading holds it as read here (then read the line). Reading the line cleans it and reads all
+    its numbers; most numbers a reply cites stand where `clean` changes nothing near them."""
+    m = _ANY_NUM.match(text, at)
+    if m is None or (at > start and text[at - 1] == ","):
+        return None  # not a number of its own (`v1.5`), or maybe inside one (`1,625` at `625`)
+    end, suf = m.end(), m.group("suf")
+    line_end = text.find("\n", at)
+    if line_end < 0:
+        line_end = len(text)
+    if end - at >= 80 or end > line_end:
+        return None  # past the window a long line is read in, or a suffix on the next line
+    if not suf and end < len(text) and (end == line_end or text[end] in "|*`<"):
+        # A suffix may follow on the next line, or after the blank `clean` makes of markup.
+        return None
+    prefix = _FIRST_PREFIX.match(text, start)
+    if prefix is not None and at < prefix.end():
+        return None  # the line-number prefix, which `clean` removes
+    tag = text.rfind("<", start, at)
+    if tag >= 0 and text.find(">", tag, at) < 0:
+        return None  # maybe inside a tag, which `clean` removes
+    # Else `clean` leaves the number as it is, and a blank or the same character on each side
+    # of it: the line's reading holds it (no earlier number runs into it past a non-comma).
+    return _value(m.group("num"), suf or "")
+
+
 def line_scopes(text: str, start: int) -> set[str]:
     """Scope keys of dates on the line starting at ``start``, when the line's reading cannot
     depend on its neighbours (else none): each is one ``extract(context=True)`` finds too."""
@@ -726,9 +769,9 @@ def _scopes(line: str, last: bool) -> set[str]:
     could run on into) that no identifier overlaps."""
     if not _has_digit(line):
         return set()
-    ids = [m.span() for m in _scan(_IDS_CONTEXT, _IDS_CONTEXT_AT, line) if _id_entity(m)]
+    ids = [m.span() for m in scan(_IDS_CONTEXT, _IDS_CONTEXT_AT, line) if _id_entity(m)]
     scopes: set[str] = set()
-    for m in _scan(_DATES, _DATES_AT, line):
+    for m in scan(_DATES, _DATES_AT, line):
         if not last and not line[m.end() :].strip():
             continue  # the date could run on into the next line
         start_, end_ = m.span()

@@ -44,7 +44,9 @@ from detectors.entities import (
     line_numbers,
     line_scopes,
     may_hold_entities,
+    number_at,
     quoted_scopes,
+    scan,
     scope_keys,
     view_row,
     view_rows,
@@ -80,18 +82,22 @@ class FaithfulnessParams(DetectorParams):
 
 
 class _Pool:
-    """Sorted numbers with lazy sorting, for range queries."""
+    """Sorted numbers with lazy sorting, for range queries; ``pairs``: also counted by value,
+    for ``pair_sum`` (not kept for the pools only ranges are asked of: counting a long JSON
+    output's numbers costs about as much as reading them)."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, pairs: bool = True) -> None:
         self.values: list[float] = []
         self.exact: Counter[float] = Counter()
+        self._pairs = pairs
         self._sorted = True
 
     def extend(self, values: list[float]) -> None:
         """Add an event's numbers."""
         if values:
             self.values += values
-            self.exact.update(map(round, values, repeat(6)))
+            if self._pairs:
+                self.exact.update(map(round, values, repeat(6)))
             self._sorted = False
 
     def any_between(self, low: float, high: float) -> bool:
@@ -102,7 +108,9 @@ class _Pool:
         return i < len(self.values) and self.values[i] <= high + _EPS
 
     def pair_sum(self, target: float) -> bool:
-        """Whether two context numbers (two occurrences, when they are equal) add up to it."""
+        """Whether two context numbers (two occurrences, when they are equal) add up to it (a
+        pool made with ``pairs`` only)."""
+        assert self._pairs, "a pool made without pairs is not counted by value"
         for value in self.exact:
             rest = round(target - value, 6)
             if rest in self.exact and (rest != value or self.exact[value] > 1):
@@ -270,6 +278,14 @@ def _between(values: list[float], low: float, high: float) -> bool:
     return any(low - _EPS <= v <= high + _EPS for v in values)
 
 
+def _in_range(e: Entity, value: float, low: float, high: float) -> bool:
+    """Whether a context number ``value`` supports ``e`` in range ``low``-``high`` (see
+    ``_Context._range``): as it is, or as a fraction for a percentage (`0.12` for 12%)."""
+    return low - _EPS <= value <= high + _EPS or (
+        e.kind == "percent" and low / 100 - _EPS <= value <= high / 100 + _EPS
+    )
+
+
 def _wants_words(e: Entity, low: float, high: float) -> bool:
     """Whether a number word (0 to 109) may fall in the range ``e`` is checked against."""
     ranges = [(low, high)] + ([(low / 100, high / 100)] if e.kind == "percent" else [])
@@ -292,8 +308,8 @@ class _Context:
         self.scopes: set[str] = set()
         self.kinds: dict[str, _Pool] = defaultdict(_Pool)
         self.totals: dict[str, set[float]] = defaultdict(set)
-        self.bare = _Pool()
-        self.words = _Pool()
+        self.bare = _Pool(pairs=False)
+        self.words = _Pool(pairs=False)
         # Numbers earlier replies worked out from supported ones (a total they computed): a
         # later reply restating one is as supported as the reply that worked it out.
         self.worked: set[tuple[str, str]] = set()
@@ -422,6 +438,10 @@ class _Context:
                 if e.norm in quoted_scopes(text, start, at) or e.norm in line_scopes(text, start):
                     return True
             else:
+                # The number where the key stands first: most often it settles the line alone.
+                value = number_at(text, start, at)
+                if value is not None and _in_range(e, value, low, high):
+                    return True
                 counted, bare = line_numbers(text, start, at, counts=e.kind == "count")
                 if _between(counted, low, high) or _between(bare, low, high):
                     return True
@@ -723,6 +743,25 @@ _TIMES = "x\u00d7*"  # x, the multiplication sign, *
 _FACTOR = re.compile(
     rf"\b{_N}\s+(?:[a-z-]+\s+)?[a-z]+s\b|[{_TIMES}]\s?{_N}\b|\b{_N}\s?[{_TIMES[:2]}](?!\w)", re.I
 )
+# `_FACTOR` for an ASCII text in lower case (where it matches as `_FACTOR` does in the text),
+# tried only where `_FACTOR_AT` matches: at every position a match may start (a multiplication
+# sign, or a digit 2-9 or a small number's word starting a word). Starting with `\b`, `_FACTOR`
+# is tried at every position of a text; starting with a character class (without IGNORECASE),
+# the trigger is skipped to quickly.
+_FACTOR_LOWER = re.compile(_FACTOR.pattern)
+_FACTOR_AT = re.compile(
+    rf"[2-9tfsen{_TIMES}](?:(?<=[{_TIMES}])|(?<!\w.)(?:(?<=[2-9])|(?<=t)(?:wo|hree)"
+    r"|(?<=f)(?:our|ive)|(?<=s)(?:ix|even)|(?<=e)ight|(?<=n)ine))"
+)
+
+
+def _factors(text: str) -> set[int]:
+    """The small counts and multipliers ``text`` states (the numbers of `_FACTOR`'s matches)."""
+    if text.isascii():
+        found = scan(_FACTOR_LOWER, _FACTOR_AT, text.lower())
+    else:
+        found = list(_FACTOR.finditer(text))
+    return {int(n) if n.isdigit() else _SMALL[n.lower()] for m in found for n in m.groups() if n}
 
 
 def _worked_out(
@@ -741,12 +780,7 @@ def _worked_out(
     ok = {(e.kind, e.norm) for e, yes in zip(entities, supported, strict=True) if yes}
     worked = context.worked
     ok |= {(e.kind, e.norm) for e in entities if (e.kind, e.norm) in worked}
-    factors = {
-        int(n) if n.isdigit() else _SMALL[n.lower()]
-        for m in _FACTOR.finditer(text)
-        for n in m.groups()
-        if n
-    }
+    factors = _factors(text)
     changed = True
     while changed:
         changed = False
