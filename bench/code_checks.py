@@ -1,6 +1,6 @@
 """End-to-end code-check throughput on a large generated day, next to a plain orjson parse.
 
-    python bench/code_checks.py [--sessions 20000] [--corpus ../shared/corpus] [--json]
+    python bench/code_checks.py [--sessions 20000] [--mix team|corpus] [--corpus DIR] [--json]
 
 The corpus is first timed once as it is: every text new, so per-text caches are cold. Then the
 day is generated from the real corpus (tau-bench trajectories and Claude Code transcripts,
@@ -10,7 +10,8 @@ holds the day; only the timed parts are timed. Reports sessions/s and MB/s for
 (a) `orjson.loads` of the same bytes and (b) read + all code checks (format detection, parsing,
 sub-agent linking, every registered detector), their ratio, and the process's peak memory after
 2,000 sessions and at the end, to show memory does not grow with the day (tracemalloc is not used:
-it slows allocation-heavy code far more than C parsing and would distort the ratio).
+it slows allocation-heavy code far more than C parsing and would distort the ratio). The same
+figures per family of session (tau-bench, Claude Code) show how much the mix weighs (see `day`).
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ import sys
 import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -79,20 +81,34 @@ def vary(unit: Unit, n: int) -> Unit:
     return out
 
 
-def day(units: list[Unit], sessions: int) -> Iterator[Unit]:
-    """Units until ``sessions`` sessions, cycling the templates, ids varied per copy."""
-    # Claude Code units are big and tau units small; mix them about 1 to 8 as a busy team might.
+MIXES = ("team", "corpus")
+
+
+def day(units: list[Unit], sessions: int, mix: str = "team") -> Iterator[Unit]:
+    """Units until ``sessions`` sessions, cycling the templates, ids varied per copy.
+
+    ``team``: every tau-bench trajectory once a cycle, the Claude Code sessions repeated to pair
+    with them (100 tau-bench units to 86 Claude Code units a cycle: 54% of the sessions, 2% of the
+    bytes), as a team running both kinds of agent in like numbers might. ``corpus``: every template
+    once a cycle, as the corpus holds them (10 tau-bench units to 1 Claude Code unit: 14% of the
+    bytes are tau-bench). Tau-bench sessions are small and hold many replies, so the more of them,
+    the more checking per byte.
+    """
     tau = [u for u in units if u[0][0] == "tau.json"]
     claude = [u for u in units if u[0][0] != "tau.json"]
-    mixed = itertools.cycle(
-        [*tau[:8], claude[0], *tau[8:16], claude[1 % len(claude)]]
-        + [x for pair in zip(tau[16:], itertools.cycle(claude)) for x in pair]
-    )
-    for n, unit in enumerate(itertools.islice(mixed, sessions)):
+    if mix == "corpus":  # each template once, the Claude Code ones spread evenly
+        order = list(tau)
+        for k, unit in enumerate(claude):
+            order.insert((k + 1) * len(tau) // len(claude) + k, unit)
+    else:
+        order = [*tau[:8], claude[0], *tau[8:16], claude[1 % len(claude)]] + [
+            x for pair in zip(tau[16:], itertools.cycle(claude)) for x in pair
+        ]
+    for n, unit in enumerate(itertools.islice(itertools.cycle(order), sessions)):
         yield vary(unit, n)
 
 
-def measure(units: list[Unit], sessions: int) -> dict[str, float]:
+def measure(units: list[Unit], sessions: int, mix: str = "team") -> dict[str, Any]:
     """Time the corpus once as it is (every text new, caches cold), then the generated day."""
     reader = SessionReader(
         SessionsConfig(default_agent="tau"),
@@ -101,21 +117,29 @@ def measure(units: list[Unit], sessions: int) -> dict[str, float]:
     )
     suite = DetectorSuite()
     cold = _timed(units, reader, suite)
-    figures = _timed(day(units, sessions), reader, suite, rss_mark=2000)
+    figures = _timed(day(units, sessions, mix), reader, suite, rss_mark=2000)
+    figures["mix"] = mix
     figures["cold_checks_share_of_parse"] = cold["checks_share_of_parse"]
     figures["cold_sessions"] = cold["sessions"]
     figures["cold_mb"] = cold["mb"]
     return figures
 
 
+def _family(unit: Unit) -> str:
+    return "tau-bench" if unit[0][0] == "tau.json" else "Claude Code"
+
+
 def _timed(
     units: Iterable[Unit], reader: SessionReader, suite: DetectorSuite, rss_mark: int = 0
-) -> dict[str, float]:
+) -> dict[str, Any]:
     parse_s = checks_s = 0.0
     size = produced = tool_calls = signals = 0
     rss_at_2000 = 0
+    # Per family of session: [sessions, bytes, parse seconds, checks seconds].
+    families: dict[str, list[float]] = {}
     for unit in units:
-        size += sum(len(raw) for _, raw in unit)
+        unit_size = sum(len(raw) for _, raw in unit)
+        size += unit_size
         began = time.perf_counter()
         for name, raw in unit:
             if name.endswith(".jsonl"):
@@ -124,14 +148,20 @@ def _timed(
                         orjson.loads(line)
             else:
                 orjson.loads(raw)
-        parse_s += time.perf_counter() - began
+        parsed = time.perf_counter() - began
         began = time.perf_counter()
         result = reader.read_unit(unit)
         for session in result.sessions:
             signals += len(suite.run(session))
-        checks_s += time.perf_counter() - began
+        checked = time.perf_counter() - began
+        parse_s, checks_s = parse_s + parsed, checks_s + checked
         tool_calls += sum(len(session.tool_calls()) for session in result.sessions)  # reported
         produced += len(result.sessions)
+        family = families.setdefault(_family(unit), [0, 0, 0.0, 0.0])
+        family[0] += len(result.sessions)
+        family[1] += unit_size
+        family[2] += parsed
+        family[3] += checked
         if rss_mark and produced >= rss_mark and not rss_at_2000:
             rss_at_2000 = _max_rss()
     mb = size / 1e6
@@ -147,6 +177,15 @@ def _timed(
         "checks_share_of_parse": parse_s / checks_s,
         "max_rss_mb_at_2000": (rss_at_2000 or _max_rss()) / 1e6,
         "max_rss_mb_at_end": _max_rss() / 1e6,
+        "by_family": {
+            name: {
+                "sessions": n,
+                "share_of_bytes": b / size,
+                "checks_sessions_per_s": n / c,
+                "checks_share_of_parse": p / c,
+            }
+            for name, (n, b, p, c) in sorted(families.items())
+        },
     }
 
 
@@ -168,20 +207,24 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sessions", type=int, default=20_000)
     parser.add_argument("--corpus", type=Path, default=REPO.parent / "shared" / "corpus")
+    parser.add_argument(
+        "--mix", choices=MIXES, default="team", help="how the day mixes the kinds of session"
+    )
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     if not (args.corpus / "openai_chat").is_dir():
         print(f"corpus not found at {args.corpus}: pass --corpus", file=sys.stderr)
         return 1
     _CORPUS = args.corpus.resolve()
-    figures = measure(templates(_CORPUS), args.sessions)
-    figures["detectors"] = ", ".join(sorted(registered()))  # type: ignore[assignment]
+    figures = measure(templates(_CORPUS), args.sessions, args.mix)
+    figures["detectors"] = ", ".join(sorted(registered()))
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
     f = figures
     print(
-        f"{f['sessions']:,} sessions, {f['tool_calls']:,} tool calls, {f['mb']:.1f} MB, "
+        f"{f['sessions']:,} sessions ({f['mix']} mix), {f['tool_calls']:,} tool calls, "
+        f"{f['mb']:.1f} MB, "
         f"{f['signals']:,} signals; detectors: {f['detectors']}"
     )
     print(f"{'':28}{'sessions/s':>12}{'MB/s':>9}")
@@ -191,6 +234,12 @@ def main() -> int:
     ):
         print(f"{label:28}{f[key + '_sessions_per_s']:>12,.0f}{f[key + '_mb_per_s']:>9.1f}")
     print(f"code checks run at {f['checks_share_of_parse']:.0%} of raw parse throughput (one core)")
+    for name, family in f["by_family"].items():
+        print(
+            f"  {name} sessions ({family['sessions']:,}, {family['share_of_bytes']:.0%} of the "
+            f"bytes): {family['checks_sessions_per_s']:,.0f} sessions/s, "
+            f"{family['checks_share_of_parse']:.0%} of raw parse"
+        )
     print(
         f"the corpus itself, first sight ({f['cold_sessions']:,} sessions, "
         f"{f['cold_mb']:.1f} MB, every text new): "
