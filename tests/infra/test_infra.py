@@ -190,7 +190,8 @@ def test_dockerfile_copies_what_exists_and_runs_as_a_non_root_user() -> None:
     assert packages is not None
     for package in re.findall(r'"(\w+)\*"', packages.group(1)):
         assert package in copied, f"package {package} is not copied into the image"
-    assert any(line.startswith("RUN pip install .") for line in lines)
+    # the package with the extra a `task_runner: {type: dask}` config needs (workers use the image)
+    assert any(line.startswith('RUN pip install ".[dask]"') for line in lines)
     users = [line.split()[1] for line in lines if line.startswith("USER ")]
     assert users and users[-1] not in ("root", "0")
     (entrypoint,) = [line for line in lines if line.startswith("ENTRYPOINT ")]
