@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import os
 import re
 from collections.abc import Iterable, Mapping
@@ -117,6 +118,27 @@ class Redactor:
                 for e in alert.examples
             ],
         )
+
+
+class LogRedaction(logging.Filter):
+    """Redacts a log record's message and traceback before any handler writes them (a console,
+    a file, Prefect's API): a run's error line quotes the exception's message, which may hold a
+    secret (a webhook URL in a connection error)."""
+
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self.redactor = redactor
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        redacted = self.redactor.text(message)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        if record.exc_info and not record.exc_text:
+            # Formatters write `exc_text` when it is set instead of formatting the exception.
+            trace = logging.Formatter().formatException(record.exc_info)
+            record.exc_text = self.redactor.text(trace)
+        return True
 
 
 def compile_pattern(kind: str, rx: str) -> re.Pattern[str]:

@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 from alerts.channels import Channel, build_channel
 from alerts.models import Alert
-from alerts.redact import Redactor, env_secrets
+from alerts.redact import LogRedaction, Redactor, env_secrets
 from alerts.render import Renderer, one_line, slack_escape
 from alerts.routing import route
 from flows.config import LoadedConfig, load_config
@@ -171,6 +171,23 @@ def build_failure_channels(loaded: LoadedConfig, failure: RunFailure) -> dict[st
 def redactor_for(loaded: LoadedConfig) -> Redactor:
     cfg = loaded.config.alerts
     return Redactor(cfg.redact, env_secrets(names=cfg.secret_env_names()))
+
+
+# The loggers Prefect writes a run's lines to (its state changes and errors among them).
+_RUN_LOGGERS = ("prefect.flow_runs", "prefect.task_runs", "prefect")
+_LOG_FILTERS: list[LogRedaction] = []  # the one in place (a process may run several flows)
+
+
+def redact_run_logs(loaded: LoadedConfig) -> None:
+    """Redact the config's secrets and patterns, as in alerts, from what Prefect logs of the
+    run; it replaces the filter an earlier run in this process put in place."""
+    new = LogRedaction(redactor_for(loaded))
+    for name in _RUN_LOGGERS:
+        logger = logging.getLogger(name)
+        for old in _LOG_FILTERS:
+            logger.removeFilter(old)
+        logger.addFilter(new)
+    _LOG_FILTERS[:] = [new]
 
 
 def send_failure(loaded: LoadedConfig, failure: RunFailure) -> dict[str, str]:

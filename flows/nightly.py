@@ -34,7 +34,7 @@ from flows.alerting import report_and_alert
 from flows.config import LoadedConfig, load_config
 from flows.context import run_parts
 from flows.dates import resolve_date
-from flows.failures import notify_failure
+from flows.failures import notify_failure, redact_run_logs
 from flows.judging import JudgePartial, judge_off, judge_sample, sampling_plan
 from flows.progress import reporter
 from flows.runners import ConfiguredTaskRunner, use_task_runner
@@ -323,6 +323,7 @@ def nightly(config: str, date: str = "yesterday", dry_run: bool = False) -> dict
     ``dry_run`` records what would be sent without sending it.
     """
     loaded = load_config(config)
+    redact_run_logs(loaded)  # Prefect's error lines quote exceptions, which may hold secrets
     use_task_runner(loaded)  # run.task_runner: threads, processes or dask
     manifest = run_day(loaded, resolve_date(date, loaded.config.run.timezone), dry_run=dry_run)
     alerts = manifest.get("alerts") or {}
@@ -358,6 +359,7 @@ def backfill(
     not news.
     """
     loaded = load_config(config)
+    redact_run_logs(loaded)  # Prefect's error lines quote exceptions, which may hold secrets
     use_task_runner(loaded)  # run.task_runner: threads, processes or dask
     tz = loaded.config.run.timezone
     first, last = resolve_date(start, tz), resolve_date(end, tz)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import logging
 from datetime import date
 
 import pytest
 
 from alerts.models import Alert, Example
-from alerts.redact import Redactor, env_secrets, luhn_ok
+from alerts.redact import LogRedaction, Redactor, env_secrets, luhn_ok
 from sessions.errors import ConfigError
 
 
@@ -150,3 +151,28 @@ def test_redact_alert_covers_text_fields_and_examples() -> None:
         "text": "my email is [redacted:email]",
     }
     assert (out.key, out.agent, out.severity) == ("f1", "support-agent", "high")
+
+
+def test_log_redaction_cleans_the_message_its_arguments_and_the_traceback() -> None:
+    secret = "hooks-token-0123456789"
+    redaction = LogRedaction(Redactor(None, [secret]))
+    try:
+        raise ConnectionError(f"POST https://hooks.example/services/{secret} failed")
+    except ConnectionError as exc:
+        record = logging.LogRecord(
+            "prefect.flow_runs", logging.ERROR, __file__, 1, "Encountered %r", (exc,), None
+        )
+        record.exc_info = (type(exc), exc, exc.__traceback__)
+    assert redaction.filter(record)  # it never drops a record
+    written = logging.Formatter().format(record)
+    assert secret not in written
+    assert written.count("[redacted:env_secret]") == 2  # the message, and the traceback's last line
+    assert "ConnectionError" in written and "Traceback" in written
+
+
+def test_log_redaction_leaves_a_clean_record_as_it_was() -> None:
+    record = logging.LogRecord(
+        "prefect", logging.INFO, __file__, 1, "Finished in %s", ("3 s",), None
+    )
+    assert LogRedaction(Redactor(None, ["hooks-token-0123456789"])).filter(record)
+    assert (record.msg, record.args) == ("Finished in %s", ("3 s",))

@@ -12,6 +12,7 @@ import contextlib
 import http.client
 import itertools
 import json
+import logging
 import os
 import shutil
 import signal
@@ -440,18 +441,38 @@ alerts:
     return config
 
 
+class _Lines(logging.Handler):
+    """Every record, formatted as a handler writes it (message and traceback)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.written.append(self.format(record))
+
+
 def test_a_failed_night_sends_one_redacted_run_failed_message(
     prefect_api: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from flows.nightly import nightly
 
     monkeypatch.setenv("HW_TEST_HOOK_SECRET", SECRET)
-    with peer({"/hook": Reply(204, b""), "/slack": Reply(200, b"ok")}) as server:
-        monkeypatch.setenv("HW_TEST_SLACK_URL", server.base_url + "/slack")
-        config = _failing_config(tmp_path, server.base_url + "/hook", slack=True)
-        with pytest.raises(ConfigError, match="cannot be used as a folder") as failed:
-            nightly(config=str(config), date="2026-11-29")
+    lines = _Lines()  # what Prefect logs of the run, as its handlers would write it
+    run_logger = logging.getLogger("prefect.flow_runs")
+    run_logger.addHandler(lines)
+    try:
+        with peer({"/hook": Reply(204, b""), "/slack": Reply(200, b"ok")}) as server:
+            monkeypatch.setenv("HW_TEST_SLACK_URL", server.base_url + "/slack")
+            config = _failing_config(tmp_path, server.base_url + "/hook", slack=True)
+            with pytest.raises(ConfigError, match="cannot be used as a folder") as failed:
+                nightly(config=str(config), date="2026-11-29")
+    finally:
+        run_logger.removeHandler(lines)
     assert SECRET in str(failed.value)  # the error itself quotes the secret...
+    errors = [line for line in lines.written if "cannot be used as a folder" in line]
+    assert errors and all("[redacted:env_secret]" in line for line in errors)
+    assert not [line for line in lines.written if SECRET in line]  # ...Prefect's log does not
     hooks = [r for r in server.received if r.path == "/hook"]
     slack = [r for r in server.received if r.path == "/slack"]
     assert len(hooks) == 1 and len(slack) == 1
