@@ -15,6 +15,8 @@ from functools import cached_property, lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from detectors.entities import scan
+
 _I = re.IGNORECASE
 
 
@@ -434,21 +436,10 @@ def state_claims(sentence: str, low: str | None) -> list[re.Match[str]]:
     """``STATE_CLAIM.finditer(sentence)``; ``low`` is ``folded(sentence)``."""
     if low is None or "successfully" in low:
         return list(STATE_CLAIM.finditer(sentence))
-    found: list[re.Match[str]] = []
-    pos = 0
-    search, match = _STATE_AT.search, STATE_CLAIM.match
-    first = match(sentence)  # `^...` matches only here
-    if first is not None:
-        found.append(first)
-        pos = first.end()
-    while (at := search(sentence, pos)) is not None:
-        m = match(sentence, at.start())
-        if m is None:
-            pos = at.start() + 1
-        else:
-            found.append(m)
-            pos = m.end()
-    return found
+    first = STATE_CLAIM.match(sentence)  # `^...` matches only here
+    if first is None:
+        return scan(STATE_CLAIM, _STATE_AT, sentence)
+    return [first, *scan(STATE_CLAIM, _STATE_AT, sentence, first.end())]
 
 
 def matched_verb(match: re.Match[str]) -> str | None:

@@ -229,10 +229,11 @@ _DATES_AT = re.compile(
 )
 
 
-def scan(pattern: re.Pattern[str], trigger: re.Pattern[str], text: str) -> list[re.Match[str]]:
-    """``pattern.finditer(text)``, trying ``pattern`` only where ``trigger`` matches."""
+def scan(
+    pattern: re.Pattern[str], trigger: re.Pattern[str], text: str, pos: int = 0
+) -> list[re.Match[str]]:
+    """``pattern.finditer(text, pos)``, trying ``pattern`` only where ``trigger`` matches."""
     found: list[re.Match[str]] = []
-    pos = 0
     search, match = trigger.search, pattern.match
     while (t := search(text, pos)) is not None:
         m = match(text, t.start())
