@@ -81,8 +81,8 @@ def clean(text: str) -> str:
 _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _SUF = r"(?:\s?(?:k|K|M|B|bn|mn)\b|\s(?:thousand|million|billion)\b)"
 _QUAL = (
-    r"(?:(?P<q>about|around|approximately|approx\.?|roughly|nearly|almost|some|close to|~|≈|"
-    r"over|more than|above|at least|upwards of|fewer than|less than|under|below|up to)\s*)?"
+    r"(?:(?P<q>(?i:about|around|approximately|approx\.?|roughly|nearly|almost|some|close to|~|≈|"
+    r"over|more than|above|at least|upwards of|fewer than|less than|under|below|up to))\s*)?"
 )
 _SCALES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6}
 _SCALES |= {"b": 1e9, "bn": 1e9, "billion": 1e9}
@@ -115,11 +115,19 @@ _NOT_MODEL = frozenset(
         "FY",
     ]
 )
+# A vendor's error code (`AADSTS50076`, `TS2307`, `MSB3073`, `NU1101`) where the text calls it
+# one: letters then digits alone are also product names and standards (`ISO8601`), so only
+# right after `error`/`code` (`error AADSTS50076`, `code=TS2307`) or right before `error`.
+_LABELLED_CODE = (
+    r"(?:(?<=[Ee]rror )|(?<=[Ee]rrors )|(?<=[Ee]rror: )|(?<=[Cc]ode )|(?<=[Cc]odes )"
+    r"|(?<=[Cc]ode: )|(?<=[Cc]ode=)|(?<=errno )|(?<=ERROR ))[A-Z]{2,7}\d{4,6}\b"
+    r"|\b[A-Z]{2,7}\d{4,6}(?= [Ee]rrors?\b)"
+)
 _IDS = re.compile(
     rf"(?P<case>\b(?:{_CASE_PREFIX})[-_ ]?\d{{3,}}\b|\b[A-Z]{{2,5}}-(?:19|20)\d\d-\d{{3,8}}\b)"
     r"|(?P<hash>(?<![\w&#/])#(?P<hd>\d{3,8})\b(?![A-Fa-f]))"
     r"|(?P<err>\bE\d{3,5}\b|\bERR(?:OR)?_[A-Z0-9_]{3,}\b|\b0x[0-9A-Fa-f]{6,8}\b"
-    r"|\bHTTP[ /]?[1-5]\d\d\b)"
+    rf"|\bHTTP[ /]?[1-5]\d\d\b|{_LABELLED_CODE})"
     r"|(?P<sku>\bSKU[-_ ]?[A-Z0-9]+(?:-[A-Z0-9]+)*\b)"
     r"|(?P<model>(?<![\w./-])(?P<mp>[A-Z][A-Z0-9]{1,6})-\d{2,6}[A-Z0-9]{0,4}(?:-[A-Z0-9]{1,4})?\b(?![-/.]\w))"
 )
@@ -414,7 +422,8 @@ def _id_entity(m: re.Match[str]) -> Entity | None:
     if m.group("err"):
         return Entity("error_code", raw, norm, digits=digits if raw[:1] in "Hh" else "")
     if m.group("sku"):
-        return Entity("sku", raw, norm)
+        # `SKU HO-JKT-M-NVY` is reported as the code it labels (`SKU-1234` is a code itself).
+        return Entity("sku", raw[4:] if raw[3:4] == " " else raw, norm)
     if m.group("mp").upper() in _NOT_MODEL:
         return None
     return Entity("sku", raw, norm)

@@ -7,7 +7,8 @@ case/ticket ids, SKUs and model numbers, error codes, percentages, money, counts
 date scopes. A number is supported when context holds it (in any written form, or rounded to the
 precision the reply wrote it with), within ``tolerance`` when the reply marks it approximate, or
 as the sum of two same-kind context numbers, of all of one context event's or of neighbouring
-numbers under one key of a JSON output (a reservation's flight prices). A reply may also work a
+numbers under one key of a JSON output (a reservation's flight prices) or in one column of a text
+table (a query's rows); one marked approximate may be near such a total. A reply may also work a
 number out from its own supported ones (a sum, a difference, an amount times a count it states),
 and a later reply may restate what an earlier one worked out. When the supported
 share of a reply's entities is below ``threshold``, every unsupported entity is a signal; the
@@ -18,11 +19,12 @@ as far as a reply's entities need (most replies cite none; most tool outputs are
 from __future__ import annotations
 
 import bisect
+import csv
 import json
 import math
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from functools import cached_property
 from itertools import repeat
 from typing import Any
@@ -166,10 +168,11 @@ class _Event:
 
     @cached_property
     def run_sums(self) -> set[float]:
-        """Totals a reply may state from a JSON output: the sums of two or more neighbouring
-        numbers under the same key path (the prices of a reservation's flights, the legs of a
-        connection), within runs of at most ``_RUN`` items."""
-        return json_run_sums(self.text)
+        """Totals a reply may state from an output: the sums of two or more neighbouring numbers
+        under the same JSON key path (the prices of a reservation's flights, the legs of a
+        connection) or in one column of a text table (a query's rows), within runs of at most
+        ``_RUN`` items."""
+        return run_sums(self.text)
 
     @cached_property
     def has_money_sign(self) -> bool:
@@ -204,19 +207,34 @@ _RUN = 8  # the longest run of listed numbers summed (a reservation's flights, a
 _RUN_SUMS_MAX = 20_000  # sums kept per output: a huge listing is not summed without bound
 
 
+def run_sums(text: str) -> set[float]:
+    """Sums (rounded to cents) of 2 to ``_RUN`` consecutive numbers of one column of the output
+    ``text``: a key path of a JSON document (list positions ignored), else a column of the text
+    tables it prints (see ``table_columns``)."""
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            data = orjson.loads(text)
+        except orjson.JSONDecodeError:
+            pass
+        else:
+            return _column_sums(_json_columns(data).values())
+    return _column_sums(table_columns(text))
+
+
 def json_run_sums(text: str) -> set[float]:
-    """Sums (rounded to cents) of 2 to ``_RUN`` consecutive numbers sharing a key path in the
-    JSON document ``text`` (list positions ignored); empty when ``text`` is not JSON."""
-    head = text.lstrip()[:1]
-    if head not in ("{", "["):
+    """``run_sums`` of a JSON document; empty when ``text`` is not JSON."""
+    if text.lstrip()[:1] not in ("{", "["):
         return set()
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
         return set()
-    columns = _json_columns(data)
+    return _column_sums(_json_columns(data).values())
+
+
+def _column_sums(columns: Iterable[list[float]]) -> set[float]:
     sums: set[float] = set()
-    for values in columns.values():
+    for values in columns:
         for start in range(len(values) - 1):
             total = values[start]
             for value in values[start + 1 : start + _RUN]:
@@ -225,6 +243,66 @@ def json_run_sums(text: str) -> set[float]:
             if len(sums) > _RUN_SUMS_MAX:
                 return sums
     return sums
+
+
+# A table's rule line (`-------+-------`, `|---|:--:|`, `=====  ====`): no cell of its own.
+_RULE_LINE = re.compile(r"[\s|+:=-]*-[\s|+:=-]*")
+# A cell that is one number: a sign, a currency sign or code, thousands separators, a percent.
+_CELL_NUMBER = re.compile(
+    r"[(+-]?\s*(?:[$€£]|(?:USD|EUR|GBP)\s?)?[+-]?(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)"
+    r"\s*(?:%|USD|EUR|GBP|\)?)"
+)
+_TABLE_COLUMNS_MAX = 5_000  # table lines read per output: a huge listing is not read whole
+
+
+def table_columns(text: str) -> list[list[float]]:
+    """The numeric cells of the tables in a text output, by column: rows split at `|` (psql,
+    markdown), tabs, or commas (CSV, quoted fields read as such), a table being consecutive rows
+    with the same number of cells (rule lines skipped). A cell counts when it is one number, so a
+    header row or a text cell adds nothing; each column's numbers are listed in row order."""
+    if "\n" not in text or ("|" not in text and "\t" not in text and "," not in text):
+        return []
+    columns: list[list[float]] = []
+    block: list[list[float]] = []  # the current table's columns
+    width = 0
+    rows = 0
+    for line in text.splitlines():
+        cells = _cells(line)
+        if cells is None:  # a rule line: part of the table, no cells
+            continue
+        if len(cells) != width:
+            if rows >= 2:
+                columns += block
+            block, width, rows = [[] for _ in cells], len(cells), 0
+        if width < 2:
+            continue
+        rows += 1
+        for column, cell in zip(block, cells, strict=True):
+            cell = cell.strip()
+            m = _CELL_NUMBER.fullmatch(cell)
+            if m is not None:
+                value = float(m.group(1).replace(",", ""))
+                negative = "-" in cell[: m.start(1)] or cell[:1] == "("
+                column.append(-value if negative else value)
+        if rows > _TABLE_COLUMNS_MAX:
+            break
+    if rows >= 2:
+        columns += block
+    return [c for c in columns if len(c) >= 2]
+
+
+def _cells(line: str) -> list[str] | None:
+    """A line's cells, or ``None`` for a table's rule line."""
+    if "-" in line and _RULE_LINE.fullmatch(line):
+        return None
+    if "|" in line:
+        line = line.strip()
+        return line[line[:1] == "|" : len(line) - (line[-1:] == "|")].split("|")
+    if "\t" in line:
+        return line.split("\t")
+    if "," in line:
+        return next(csv.reader([line])) if '"' in line else line.split(",")
+    return []
 
 
 def _json_columns(data: Any) -> dict[str, list[float]]:
@@ -524,8 +602,12 @@ class _Context:
                 return True
             if self.words.any_between(low, high):
                 return True
-        # Last (the slowest): a total of a JSON output's listed numbers.
-        return e.kind in ("money", "count") and e.qualifier == "" and self._run_sum(value)
+        # Last (the slowest): a total of an output's listed numbers (a JSON key's, a column's).
+        if e.kind not in ("money", "count"):
+            return False
+        if e.qualifier == "approx":  # "roughly $1.3M": near a total, not equal to one
+            return any(_between(list(sums), low, high) for sums in self._sums(self.totals[e.kind]))
+        return e.qualifier == "" and any(round(value, 2) in sums for sums in self._sums())
 
     def _viewed_between(self, low: float, high: float) -> bool:
         """Whether a file view's length (its last line numbers) is in range."""
@@ -535,10 +617,11 @@ class _Context:
             if "→" in self.texts[i] or "|" in self.texts[i]
         )
 
-    def _run_sum(self, value: float) -> bool:
-        """Whether ``value`` totals neighbouring numbers of one JSON output (newest first)."""
-        key = round(value, 2)
-        return any(key in self.event(i).run_sums for i in range(len(self.texts) - 1, -1, -1))
+    def _sums(self, *first: set[float]) -> Iterator[set[float]]:
+        """``first``, then each output's ``run_sums``, newest first (each read on first need)."""
+        yield from first
+        for i in range(len(self.texts) - 1, -1, -1):
+            yield self.event(i).run_sums
 
     def excerpt_for(self, entities: list[Entity]) -> str:
         """About 300 characters of the context event sharing most entities with the reply."""

@@ -7,7 +7,7 @@ from labelled_cases import load_cases
 from tests_support import shared_path
 
 from detectors.entities import extract
-from detectors.faithfulness import FaithfulnessParams, check_reply, faithfulness
+from detectors.faithfulness import FaithfulnessParams, check_reply, faithfulness, table_columns
 from detectors.runner import DetectorSuite
 from sessions.models import Event, EventKind, Session
 from sessions.reader import SessionReader
@@ -241,4 +241,69 @@ def test_year_serial_ids_and_labelled_codes() -> None:
     )
     assert _values(output, "Claim CLM-2025-07702 covers SKU HO-JKT-M-NVY.") == []
     assert _values(output, "Claim CLM-2025-07731 covers SKU HO-JKT-M-NVY.") == ["CLM-2025-07731"]
-    assert _values(output, "Claim CLM-2025-07702 covers SKU HO-JKT-L-NVY.") == ["SKU HO-JKT-L-NVY"]
+    # Reported as the code the label names, as a person would look it up.
+    assert _values(output, "Claim CLM-2025-07702 covers SKU HO-JKT-L-NVY.") == ["HO-JKT-L-NVY"]
+    assert _values(output, "Claim CLM-2025-07702 covers SKU-88120.") == ["SKU-88120"]
+
+
+PSQL = (
+    "region | revenue   | orders\n"
+    "-------+-----------+-------\n"
+    "West   | 512340.10 | 4102\n"
+    "East   | 771010.15 | 5877\n"
+    "(2 rows)"
+)
+
+
+@pytest.mark.parametrize(
+    ("output", "reply", "expected"),
+    [
+        # A column's total, from a psql table, a markdown table, CSV and tab-separated rows.
+        (PSQL, "Q3 revenue was $1,283,350.25 from 9,979 orders.", []),
+        (PSQL, "Q3 revenue was $1,338,350.25 from 9,979 orders.", ["$1,338,350.25"]),
+        (PSQL, "Q3 revenue was $1,283,350.25 from 9,997 orders.", ["9,997 orders"]),
+        ("| team | tickets |\n|---|---:|\n| Core | 120 |\n| Web | 75 |\n", "195 tickets", []),
+        ('sku,units,amount\nA-1,4,"1,200.00"\nB-2,6,300.00\n', "10 units for $1,500.00", []),
+        ("week\tincidents\nW1\t14\nW2\t9\n", "23 incidents over two weeks", []),
+        # Columns are not mixed: revenue plus orders is no total.
+        (PSQL, "That is 516,442.10 orders.", ["516,442.10 orders"]),
+        # An approximate figure near a total, and one too far from it.
+        (PSQL, "Roughly $1.3M in Q3.", []),
+        (PSQL, "Roughly $1.6M in Q3.", ["$1.6M"]),
+    ],
+)
+def test_totals_of_a_table_column(output: str, reply: str, expected: list[str]) -> None:
+    assert _values(output, reply) == expected
+
+
+def test_table_columns_read_rows_of_like_width() -> None:
+    assert table_columns(PSQL) == [[512340.10, 771010.15], [4102.0, 5877.0]]
+    # A rule line does not split a table; a header or text cell adds nothing; `(300)` and `-5`
+    # are negative; a row of another width starts another table; prose is not a table.
+    text = (
+        "| item | amount |\n|:-----|-------:|\n| a | $1,200.50 |\n| b | (300) |\n| c | -5 |\n"
+        "Totals below, by hand, for review.\n| x | 1 | 2 |\n| y | 3 | 4 |\n"
+    )
+    assert table_columns(text) == [[1200.5, -300.0, -5.0], [1.0, 3.0], [2.0, 4.0]]
+    assert table_columns("Hello, world.\nWe met on 3, 4 and 5 May.") == []
+
+
+@pytest.mark.parametrize(
+    ("output", "reply", "expected"),
+    [
+        ("code=AADSTS50076 app=Outlook", "Both failed with error AADSTS50079.", ["AADSTS50079"]),
+        ("code=AADSTS50076 app=Outlook", "Both failed with error AADSTS50076.", []),
+        ("src/app.ts(3,20): error TS2307: Cannot find module", "Fix the TS2307 error first.", []),
+        ("src/app.ts(3,20): error TS2307: Cannot find module", "It is error TS2304.", ["TS2304"]),
+        # Unlabelled letters-and-digits are names and standards, not codes to check.
+        ("{}", "Dates are ISO8601 and the card is an RTX4090.", []),
+    ],
+)
+def test_vendor_error_codes_where_labelled(output: str, reply: str, expected: list[str]) -> None:
+    assert _values(output, reply) == expected
+
+
+def test_a_qualifier_opening_a_sentence() -> None:
+    """`About 40 tickets.` is as approximate as `about 40 tickets`."""
+    found = {e.raw: e.qualifier for e in extract("About 40 tickets. Under 5% churn. Over 9 users.")}
+    assert found == {"40 tickets": "approx", "5%": "lt", "9 users": "gt"}
