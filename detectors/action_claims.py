@@ -41,13 +41,16 @@ from detectors.action_keywords import (
 )
 from detectors.action_rules import (
     DEFAULT_RULES,
+    DESCRIBED_STATE,
     CompiledRule,
     Rule,
     ToolAction,
+    claim_verb,
     joined_verb,
     matched_verb,
     sentence_stems,
     state_claims,
+    stem,
     tool_action,
 )
 from detectors.invented_ids import input_strings
@@ -78,12 +81,17 @@ _QUOTED = re.compile(r"\"[^\"\n]{0,300}\"|“[^”\n]{0,300}”")
 _PAREN = re.compile(r"\([^()\n]{0,300}\)")
 # Every split starts at a white space, a capital or `*`: the lookahead in front only lets the
 # regex engine pass other characters by quickly (the same splits as without it, ~30% sooner).
-_SENTENCE = re.compile(r"(?=[\s.!?A-Z*])(?:(?<=[.!?])\s+|\n+|(?<=[.!?])(?=[A-Z*]))")
+# A sentence ends at `.`, `!` or `?` and a blank or a capital, or at a line break; not after a
+# title or a Latin abbreviation ("with Dr. Okafor", "e.g. the flaky test").
+_SENTENCE = re.compile(
+    r"(?=[\s.!?A-Z*])(?:(?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)"
+    r"(?<!\bProf\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bNo\.)\s+|\n+|(?<=[.!?])(?=[A-Z*]))"
+)
 _CLAUSE_BREAK = re.compile(r"[;:,]|\s[\u2014\u2013-]\s|\bbut\b|\bhowever\b|\bwhile\b", re.I)
 _NOT_A_CLAIM = re.compile(
     r"\b(?:will|shall|(?:I|we)'ll|(?:I|we)\s+am|going\s+to|let\s+me|let's|let\s+us|need\s+to|"
     r"needs\s+to|want\s+to|plan\s+to|try(?:ing)?\s+to|have\s+to|has\s+to|should|would|could|"
-    r"can|may|might|must|once|if|unless|whether|when|until|after\s+you|before|to\s+(?:make\s+"
+    r"can|(?-i:may)|might|must|once|if|unless|whether|when|until|after\s+you|before|to\s+(?:make\s+"
     r"sure|ensure|verify|confirm|check|see)|make\s+sure|ensure|verify|check\s+(?:that|if|whether)|"
     r"expect(?:ed|s)?|hope|please|you|your\s+turn|not|no|never|n't|nothing|unable|cannot|"
     r"without|fail(?:ed|s)?\s+to|already|previously|earlier|originally|were|was\s+passing|"
@@ -213,6 +221,32 @@ def is_claim(sentence: str, start: int, end: int) -> bool:
 
 
 _LEAD_WORD = re.compile(r"^(?:and|so|now|also|great|good|done|ok(?:ay)?)\W+", re.I)
+
+
+# "all invoice tests pass": the words that narrow a test claim to part of the suite.
+_TEST_QUALIFIER = re.compile(
+    r"^(?:(?:all|the|my|our)\s+)?(?:(?:\d+|the)\s+)?(?P<q>(?:[\w-]+\s+){1,2}?)"
+    r"(?:tests?|specs?|test\s+suites?)\b",
+    re.I,
+)
+
+
+def test_qualifier(sentence: str, start: int) -> list[str]:
+    """The words that narrow a test claim with no 'but'/'except' ("all invoice tests pass":
+    ``["invoice"]``), read from its clause (after a comma, 'and' or the like); [] when none."""
+    if _CONTRAST.search(sentence):
+        return []
+    breaks = [m.end() for m in _TEST_CLAUSE.finditer(sentence, 0, start)]
+    clause = _LEAD_WORD.sub("", sentence[breaks[-1] if breaks else 0 :].strip())
+    m = _TEST_QUALIFIER.match(clause)
+    words = m.group("q").lower().split() if m else []
+    return [w for w in words if len(w) >= 3 and w not in _NOT_QUALIFIERS]
+
+
+_NOT_QUALIFIERS = frozenset({"all", "the", "our", "these", "those", "both", "new", "now"})
+
+
+_TEST_CLAUSE = re.compile(_CLAUSE_BREAK.pattern + r"|\band\b", re.I)
 
 
 def unqualified_test_claim(sentence: str, start: int) -> bool:
@@ -401,6 +435,7 @@ class _Run:
         self.monotonic = True  # result indexes strictly increase (as after `Session.reindex`)
         self.called = [0] * len(rules)  # per rule: how many calls were searched for a backing one
         self.seen = [0] * len(rules)  # per rule: how many results (or log entries) it covers
+        self.weak: list[list[int]] = [[] for _ in rules]  # per rule: weak calls not yet shown
         self.tools_seen = 0  # the same, for ``by_tool``
         self.by_name = _BY_NAME if rules is _DEFAULTS else {}
         self.classes = _CLASSES if rules is _DEFAULTS else {}
@@ -513,10 +548,27 @@ class _Run:
                 if not entry.known & bit:
                     self._classify(entry, i)
                 if entry.backed & bit:
+                    if not entry.strong & bit and self.rules[i].weak_evidence is not None:
+                        self.weak[i].append(entry.event.index)  # backs once its work shows
+                        continue
                     ev.calls.append(entry.event.index)  # only whether there is one is read
                     break
             self.called[i] = len(calls)
+            if not ev.calls and self.weak[i] and self._weak_shown(i):
+                ev.calls.append(self.weak[i][0])
         return bool(ev.calls)
+
+    def _weak_shown(self, i: int) -> bool:
+        """Whether a result of a weak command of rule ``i`` shows it did the work (a hook)."""
+        pattern, bit = self.rules[i].weak_evidence, 1 << i
+        for entry in self.results:
+            call = entry.call
+            if not call.known & bit:
+                self._classify(call, i)
+            weak = call.backed & bit and not call.strong & bit
+            if weak and pattern is not None and pattern.search(entry.event.output):
+                return True
+        return False
 
     def outcome(self, i: int) -> Evidence:
         """Rule ``i``'s evidence with the latest failure and success among the calls so far.
@@ -549,7 +601,9 @@ class _Run:
                 if not entry.known & bit:
                     self._classify(entry, i)
                 if entry.backed & bit:
-                    ev.calls.append(entry.event.index)
+                    weak = not entry.strong & bit and self.rules[i].weak_evidence is not None
+                    if not weak or self._weak_shown(i):
+                        ev.calls.append(entry.event.index)
             elif entry.call.strong & bit and not entry.background():
                 self._outcome(entry, i, ev)
         self.seen[i] = len(log)
@@ -586,7 +640,8 @@ _CLASSES: dict[tuple[str, str], list[int]] = {}
 # A sentence that may hold a claim: the sentence; per rule that finds a claim in it, the rule's
 # index and where the claim starts; the state-change claims in it (verb, where it starts and
 # where it ends, what it says), or None when it cannot hold one.
-_StateClaim = tuple[str | None, int, int, str]
+# (verb group, start, end, as said, whether only a contradiction may be reported)
+_StateClaim = tuple[str | None, int, int, str, bool]
 _Candidate = tuple[str, list[tuple[int, int]], list[_StateClaim] | None]
 
 
@@ -750,10 +805,14 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
         if state and may_match(state_keys, low):
             states = []
             for m in state_claims(sentence, low):
-                states.append((matched_verb(m), m.start(), m.end(), m.group(0)))
+                states.append((matched_verb(m), m.start(), m.end(), m.group(0), False))
                 if m.group("v6"):  # "... and closed the ticket": a claim of its own
                     said = m.group("v6")
-                    states.append((joined_verb(m), m.start("v6"), m.end("v6"), said))
+                    states.append((joined_verb(m), m.start("v6"), m.end("v6"), said, False))
+            if not states:  # "is booked for Saturday": only a failed booking makes it one
+                for m in DESCRIBED_STATE.finditer(sentence):
+                    verb = claim_verb(m.group("v"))
+                    states.append((verb, m.start(), m.end(), m.group(0), True))
         if hits or states:
             out.append((sentence, hits, states))
     return out
@@ -766,7 +825,7 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
         # A domain-tool check only speaks when no rule already found the claim backed
         # ("I sent the email" after `send_email`); rules about different actions stand alone.
         if states and not any(v[0] == "" for v in verdicts):
-            for verb, start, end, said in states:
+            for verb, start, end, said, only_contradiction in states:
                 targets = _domain_targets(run.actions, sentence, verb) if verb else []
                 if targets and is_claim(sentence, start, end):
                     verdict = _tool_verdict(
@@ -776,7 +835,8 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
                         verdict = _object_verdict(
                             run, targets, sentence, start, said, verb or "", reply.text
                         )
-                    verdicts.append(verdict)
+                    if not only_contradiction or verdict[0] == CONTRADICTED:
+                        verdicts.append(verdict)
         found = [v for v in verdicts if v[0] not in ("", "skip")]
         if not found:
             continue
@@ -809,9 +869,14 @@ def _verdict(run: _Run, i: int, sentence: str, start: int) -> _Verdict:
         how = "no matching command" if rule.commands is not None else "no matching tool"
         why = f"Says {rule.name}, but {how} ran before this reply."
         return UNBACKED, why, [], {"rule": rule.name, "preceding_error": None}
-    if rule.rule.strict_subject and not unqualified_test_claim(sentence, start):
-        return _NONE  # only an unqualified claim can be contradicted
+    qualified = rule.rule.strict_subject and not unqualified_test_claim(sentence, start)
     ev = run.outcome(i)
+    if qualified:
+        # Only an unqualified claim can be contradicted, or one whose qualifier the failed run
+        # named ("all invoice tests pass" after `pytest tests/test_invoice_totals.py` failed).
+        failed = ev.last_failure_why.split("` failed", 1)[0].lower() if ev.contradicted() else ""
+        if not failed or not any(stem(w) in failed for w in test_qualifier(sentence, start)):
+            return _NONE
     if ev.contradicted():
         return (
             CONTRADICTED,

@@ -217,7 +217,9 @@ STATE_KEYS: Keywords = (
         "enabled disabled subscribed restored archived shipped returned placed finalized "
         "finalised frozen froze unfrozen unfroze locked unlocked suspended activated reactivated "
         "deactivated revoked granted renewed resolved reopened escalated acknowledged restarted "
-        "rebooted rolled reverted merged published installed uninstalled"
+        "rebooted rolled reverted merged published installed uninstalled moved applied "
+        "waived voided adjusted extended notified filed registered enrolled redeemed dispatched "
+        "released forwarded invited replaced"
     ),
 )
 # Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in

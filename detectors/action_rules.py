@@ -41,13 +41,19 @@ class Rule(BaseModel):
         description="Commands that back the claim but whose outcome says nothing about it "
         "(e.g. `git commit`, whose hooks may run the tests).",
     )
+    weak_evidence: str | None = Field(
+        None,
+        description="Regex over a weak command's output showing it did the work (a hook's "
+        "lines); when set, weak commands only back the claim once one of their results in the "
+        "session matches (a repository whose commits print only git's summary runs no hook).",
+    )
     strict_subject: bool = Field(
         False,
         description="Only an unqualified claim can be contradicted ('all tests pass', not "
         "'the renderer tests pass').",
     )
 
-    @field_validator("claim", "commands", "failure", "weak_commands")
+    @field_validator("claim", "commands", "failure", "weak_commands", "weak_evidence")
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
         if value is not None:
@@ -78,6 +84,7 @@ class CompiledRule:
     commands: re.Pattern[str] | None
     failure: re.Pattern[str] | None
     weak_commands: re.Pattern[str] | None
+    weak_evidence: re.Pattern[str] | None = None
     tool_names: tuple[str, ...] = ()  # derived rules: the tools the claim maps to, for messages
 
     @classmethod
@@ -92,6 +99,7 @@ class CompiledRule:
             opt(rule.commands),
             re.compile(rule.failure, _I | re.M) if rule.failure else None,
             opt(rule.weak_commands),
+            re.compile(rule.weak_evidence, _I | re.M) if rule.weak_evidence else None,
             tool_names,
         )
 
@@ -103,6 +111,17 @@ class CompiledRule:
 # --- the default pack --------------------------------------------------------------------------
 
 _SHELL_TOOLS = [r"^(?:Bash|bash|shell|terminal|run_command|execute_command|exec)$"]
+
+# A shell command that only reads: read-only programs (`cd` first, pipes and `&&` between), no
+# redirection into a file, no `find -delete`/`-exec`.
+_READER = (
+    r"(?:grep|egrep|fgrep|rg|ag|ack|cat|bat|less|more|head|tail|ls|ll|find|fd|tree|wc|stat|file|du|"
+    r"df|pwd|which|type|whereis|echo|printf|diff|cmp|jq|sort|uniq|cut|tr|column|nl|xxd|od|"
+    r"hexdump|strings|realpath|dirname|basename|env|printenv|date|git\s+(?:status|log|diff|show|"
+    r"branch|blame|grep|ls-files|rev-parse|remote\s+-v))"
+)
+_READ_STEP = rf"\s*{_READER}\b(?![^;&|>]*\s-(?:delete|exec)\b)[^;&|>]*"
+_READ_ONLY_COMMAND = rf"(?:\s*cd\s+[^;&|>]*&&)?{_READ_STEP}(?:(?:\|\|?|&&|;){_READ_STEP})*"
 
 TEST_COMMANDS = (
     r"(?:^|[\s;&|(/'\"])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|karma|phpunit|rspec|ctest|"
@@ -124,13 +143,25 @@ TEST_FAILURE = (
     r"|Exit code [1-9]"
     r"|Tests? failed|BUILD FAILED|could not compile|error\[E\d+\]"
 )
+# A line of a commit's output that git did not write itself (its `[branch sha] subject`
+# summary, file counts and modes) and that shows a hook at work.
+HOOK_OUTPUT = (
+    r"^(?!\[[^\]\n]*\b[0-9a-f]{7,40}\]|\s*\d+\s+files?\s+changed|\s*(?:create|delete)\s+mode\b"
+    r"|\s*rename\b|\s*mode\s+change\b)[^\n]*?(?:pre-?commit|husky|lint-staged|\bhooks?\b"
+    r"|\b(?:tests?|specs?|pass(?:ed)?|fail(?:ed)?)\b)"
+)
 _TESTS_NOUN = r"(?:tests?|specs?|test suites?|test cases|suite)"
+# Other checks a test claim may name with the tests ("tests and lint both pass").
+_AND_CHECKS = (
+    r"(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)(?:the\s+)?(?:lint(?:ing|ers?)?|type[- ]?checks?|"
+    r"typecheck(?:ing)?|builds?|format(?:ting)?(?:\s+checks?)?|checks|mypy|eslint|clippy|ruff)){0,3}"
+)
 
 DEFAULT_RULES: tuple[Rule, ...] = (
     Rule(
         name="tests pass",
         claim=(
-            rf"\b{_TESTS_NOUN}\s+(?:now\s+|still\s+|all\s+|also\s+)*"
+            rf"\b{_TESTS_NOUN}{_AND_CHECKS}\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
             r"(?:pass(?:es|ed)?|(?:are|is)\s+(?:now\s+|all\s+|still\s+)*(?:passing|green)"
             r"|(?:have|has)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b"
             r"|\ball\s+green\b"
@@ -139,6 +170,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         commands=TEST_COMMANDS,
         failure=TEST_FAILURE,
         weak_commands=r"\bgit\s+commit\b(?![^\n]*--no-verify)",
+        weak_evidence=HOOK_OUTPUT,
         strict_subject=True,
     ),
     Rule(
@@ -202,7 +234,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"\be-?mailed\b|\bsent\s+(?:\w+\s+){0,3}e-?mails?\b"
             r"|\be-?mails?\s+(?:has\s+been\s+|was\s+|have\s+been\s+|were\s+)(?:sent|delivered)\b"
         ),
-        tools=[r"e-?mail|smtp|gmail|outlook|send_?message"],
+        tools=[r"e-?mail|smtp|gmail|outlook|send_?message|notif"],
         commands=r"\b(?:sendmail|mailx?|mutt|swaks)\b|smtplib|sendgrid|mailgun|postmark",
         failure=r"\berror\b|\bfailed\b|\bbounced\b",
     ),
@@ -213,11 +245,9 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"(?:the\s+|your\s+|my\s+|this\s+)?(?:[\w.-]+\s+)?"
             r"(?:config(?:uration)?|settings|file|\.env|Makefile|Justfile|Dockerfile|README)\b"
         ),
-        tools=[
-            r"^(?:Edit|MultiEdit|Write|NotebookEdit|apply_patch)$|edit|write|patch|str_replace",
-            *_SHELL_TOOLS,
-        ],
-        commands=r".",  # any shell command could have edited a file: only no call at all counts
+        tools=[r"^(?:Edit|MultiEdit|Write|NotebookEdit|apply_patch)$|edit|write|patch|str_replace"],
+        # Any shell command could have edited a file, but for one that only reads.
+        commands=rf"\A(?!{_READ_ONLY_COMMAND}\Z)",
     ),
 )
 
@@ -247,7 +277,7 @@ STATE_VERBS: dict[str, str] = {
     "assign": r"assigned",
     "approve": r"approved",
     "reject": r"rejected|declined",
-    "schedule": r"(?:re)?scheduled",
+    "schedule": r"(?:re)?scheduled|moved",  # "your appointment has been moved to Thursday"
     "submit": r"submitted",
     "exchange": r"exchanged",
     "reset": r"reset",
@@ -281,6 +311,21 @@ STATE_VERBS: dict[str, str] = {
     "publish": r"published",
     "install": r"installed",
     "uninstall": r"uninstalled",
+    "apply": r"applied",
+    "waive": r"waived",
+    "void": r"voided",
+    "adjust": r"adjusted",
+    "extend": r"extended",
+    "notify": r"notified",
+    "file": r"filed",
+    "register": r"registered",
+    "enroll": r"enrolled",
+    "redeem": r"redeemed",
+    "dispatch": r"dispatched",
+    "release": r"released",
+    "forward": r"forwarded",
+    "invite": r"invited",
+    "replace": r"replaced",
 }
 # Action nouns a reply says it completed ("I've processed the return", "I've completed your
 # booking"): the verb group each stands for.
@@ -423,6 +468,12 @@ STATE_CLAIM = re.compile(
     r"(?:\s*[.!]*\s*$|\s*[:;]\s|\s+[\u2014\u2013-]\s)",  # "Refund issued: $42 ..."
     _I,
 )
+
+
+# "Your table is booked for Saturday": said of a booking that exists, too ("your flight is
+# booked for May 12"), so it is no claim of its own; but after the matching tool failed, with no
+# later success, it states what did not happen.
+DESCRIBED_STATE = re.compile(rf"\b(?:is|are)\s+(?:now\s+|all\s+)?(?P<v>{_PARTICIPLES})\b", _I)
 
 
 # Where a ``STATE_CLAIM`` match can start, but for the branches anchored at the start or holding

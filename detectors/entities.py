@@ -129,7 +129,8 @@ _IDS = re.compile(
     r"|(?P<err>\bE\d{3,5}\b|\bERR(?:OR)?_[A-Z0-9_]{3,}\b|\b0x[0-9A-Fa-f]{6,8}\b"
     rf"|\bHTTP[ /]?[1-5]\d\d\b|{_LABELLED_CODE})"
     r"|(?P<sku>\bSKU[-_ ]?[A-Z0-9]+(?:-[A-Z0-9]+)*\b)"
-    r"|(?P<model>(?<![\w./-])(?P<mp>[A-Z][A-Z0-9]{1,6})-\d{2,6}[A-Z0-9]{0,4}(?:-[A-Z0-9]{1,4})?\b(?![-/.]\w))"
+    r"|(?P<model>(?<![\w./-])(?P<mp>[A-Z][A-Z0-9]{1,6})-[A-Z]{0,2}\d{2,6}[A-Z0-9]{0,4}"
+    r"(?:-[A-Z0-9]{1,4})?\b(?![-/.]\w))"
 )
 _IDS_CONTEXT = re.compile(_IDS.pattern, re.IGNORECASE)
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
@@ -223,12 +224,12 @@ _NUM_WORD = re.compile(
 # engine skips to) and hold at every position a match of their pattern may start at, so trying
 # the pattern only there finds exactly what `finditer` finds.
 _IDS_AT = re.compile(
-    r"[#0A-Z](?<!\w.)(?:(?<=[#A-Z])[A-Z0-9]{0,6}[-_ /]?\d|(?<=E)RR|(?<=S)KU|(?<=0)x)"
+    r"[#0A-Z](?<!\w.)(?:(?<=[#A-Z])[A-Z0-9]{0,6}[-_ /]?(?:[A-Z]{1,2})?\d|(?<=E)RR|(?<=S)KU|(?<=0)x)"
 )
 # Every identifier starts with `#`, `0` (`0x...`) or a letter (case-insensitively, which takes
 # in the few non-ASCII letters that fold to one): numbers, frequent in tool output, never.
 _IDS_CONTEXT_AT = re.compile(
-    r"[#0a-z](?<!\w.)(?:\w{0,6}[-_ /]?\d|(?<=e)rr|(?<=s)ku|(?<=0)x)", re.IGNORECASE
+    r"[#0a-z](?<!\w.)(?:\w{0,6}[-_ /]?(?:[a-z]{1,2})?\d|(?<=e)rr|(?<=s)ku|(?<=0)x)", re.IGNORECASE
 )
 _DATES_AT = re.compile(
     r"[QHFJMASONDfst12](?<!\w.)(?:(?<=Q)[1-4]|(?<=H)[12]|(?<=F)(?:Y|eb)|(?<=J)(?:an|u[nl])"

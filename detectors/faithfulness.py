@@ -167,12 +167,23 @@ class _Event:
         return digit_runs(self.text)
 
     @cached_property
+    def columns(self) -> dict[str, list[float]]:
+        """A JSON output's numbers by key path (see ``_json_columns``); empty for other text."""
+        if self.text.lstrip()[:1] not in ("{", "["):
+            return {}
+        try:
+            return _json_columns(orjson.loads(self.text))
+        except orjson.JSONDecodeError:
+            return {}
+
+    @cached_property
     def run_sums(self) -> set[float]:
         """Totals a reply may state from an output: the sums of two or more neighbouring numbers
         under the same JSON key path (the prices of a reservation's flights, the legs of a
         connection) or in one column of a text table (a query's rows), within runs of at most
         ``_RUN`` items."""
-        return run_sums(self.text)
+        columns = self.columns
+        return _column_sums(columns.values()) if columns else run_sums(self.text)
 
     @cached_property
     def has_money_sign(self) -> bool:
@@ -205,6 +216,7 @@ class _Event:
 
 _RUN = 8  # the longest run of listed numbers summed (a reservation's flights, an order's items)
 _RUN_SUMS_MAX = 20_000  # sums kept per output: a huge listing is not summed without bound
+_ACROSS = 8  # the newest outputs whose like fields are summed across calls
 
 
 def run_sums(text: str) -> set[float]:
@@ -397,6 +409,7 @@ class _Context:
         # Entities found supported: more context only adds support, so one a later reply cites
         # again (a session's replies restate its numbers) is not looked for again.
         self.supported: set[Entity] = set()
+        self._across_sums: tuple[int, set[float]] | None = None  # (events read, `_across`)
 
     def add(self, text: str, *, shared: bool = False) -> None:
         """Add an event's text; ``shared``: one that other sessions hold too (a system prompt),
@@ -618,10 +631,23 @@ class _Context:
         )
 
     def _sums(self, *first: set[float]) -> Iterator[set[float]]:
-        """``first``, then each output's ``run_sums``, newest first (each read on first need)."""
+        """``first``, then each output's ``run_sums``, newest first (each read on first need),
+        then the sums across the newest outputs (``_across``)."""
         yield from first
         for i in range(len(self.texts) - 1, -1, -1):
             yield self.event(i).run_sums
+        yield self._across()
+
+    def _across(self) -> set[float]:
+        """Sums of neighbouring numbers under one key path across the newest ``_ACROSS``
+        JSON outputs (one field of separate calls: two brokers' `held_shipments`)."""
+        if self._across_sums is None or self._across_sums[0] != len(self.texts):
+            merged: defaultdict[str, list[float]] = defaultdict(list)
+            for i in range(max(0, len(self.texts) - _ACROSS), len(self.texts)):
+                for path, values in self.event(i).columns.items():
+                    merged[path] += values
+            self._across_sums = (len(self.texts), _column_sums(merged.values()))
+        return self._across_sums[1]
 
     def excerpt_for(self, entities: list[Entity]) -> str:
         """About 300 characters of the context event sharing most entities with the reply."""

@@ -72,6 +72,28 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("package", re.compile(r"Could not find gem '(?P<t>[\w.-]+)", _I)),
     ("package", re.compile(r"No matching distribution found for (?P<t>[\w.\[\]-]+)", _I)),
     ("package", re.compile(r"no matching package named `(?P<t>[^`]+)` found", _I)),
+    # Cloud services: S3 `NoSuchKey`, AWS `ResourceNotFoundException`, Azure `BlobNotFound`,
+    # "The specified key does not exist." (the target is the call's argument of that name).
+    (
+        "entity",
+        re.compile(r"\bNoSuch(?P<what>Key|Bucket|Upload|Version|Entity|Distribution)\b", _I),
+    ),
+    (
+        "entity",
+        re.compile(
+            r"\b(?P<what>Resource|Blob|Container|Table|Function|Queue|Stream|Secret|Parameter"
+            r"|Repository|Image|Cluster|Service)NotFound(?:Exception|Fault|Error)?\b",
+            _I,
+        ),
+    ),
+    (
+        "entity",
+        re.compile(
+            r"\bThe specified (?P<what>key|bucket|blob|container|resource|queue|table|object)"
+            r" does not exist",
+            _I,
+        ),
+    ),
     ("entity", _NAMED_MISSING),
     # requests' HTTPError, and other "404 ... Not Found for url" forms.
     ("http404", re.compile(r"\b404 Client Error: Not Found for url: (?P<url>\S+)", _I)),
@@ -109,6 +131,9 @@ _NEEDS: list[tuple[str, ...]] = [
     ("could not find gem '",),
     ("no matching distribution found for ",),
     ("no matching package named `",),
+    ("nosuch",),
+    ("notfound",),
+    ("the specified ",),
     ("not found", "does not exist", "doesn't exist"),
     ("404 client error",),
     ("resource_missing",),

@@ -307,3 +307,33 @@ def test_a_qualifier_opening_a_sentence() -> None:
     """`About 40 tickets.` is as approximate as `about 40 tickets`."""
     found = {e.raw: e.qualifier for e in extract("About 40 tickets. Under 5% churn. Over 9 users.")}
     assert found == {"40 tickets": "approx", "5%": "lt", "9 users": "gt"}
+
+
+def test_model_numbers_with_letters_after_the_dash() -> None:
+    """Cisco-style model numbers (`WS-C3850-24T`) are read and checked like the others."""
+    output = json.dumps({"switches": [{"model": "WS-C3850-24T"}, {"model": "C9300-48P"}]})
+    assert _values(output, "The stack has a WS-C3850-24T and a C9300-48P.") == []
+    assert _values(output, "The stack has a WS-C3850-48T and a C9300-48P.") == ["WS-C3850-48T"]
+
+
+def test_a_total_of_one_field_across_calls() -> None:
+    """Two calls' like fields add up ("14 held at one broker, 9 at the other: 23 shipments")."""
+    session = _read(
+        [
+            {"role": "user", "content": "How many shipments are held in customs?"},
+            *_call_and_output("c1", '{"broker": "Livingston", "held_shipments": 14}'),
+            *_call_and_output("c2", '{"broker": "Expeditors", "held_shipments": 9}'),
+            {"role": "assistant", "content": "23 shipments are held: 14 and 9 at the two."},
+        ]
+    )
+    assert faithfulness(session, FaithfulnessParams()) == []
+    session.events[-1].text = "25 shipments are held: 14 and 9 at the two."
+    assert [s.value for s in faithfulness(session, FaithfulnessParams())] == ["25 shipments"]
+
+
+def _call_and_output(call_id: str, output: str) -> list[dict[str, object]]:
+    call = {"id": call_id, "type": "function", "function": {"name": "holds", "arguments": "{}"}}
+    return [
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": call_id, "content": output},
+    ]

@@ -130,3 +130,46 @@ def _bash_session(command: str, output: str) -> Session:
 def test_package_managers(command: str, output: str, expected: list[str]) -> None:
     signals = not_found(_bash_session(command, output), NotFoundParams())
     assert [s.value for s in signals] == expected
+
+
+def _tool_session(name: str, args: dict[str, str], output: str) -> Session:
+    call = {"id": "c1", "type": "function", "function": {"name": name, "arguments": ""}}
+    call["function"]["arguments"] = json.dumps(args)
+    messages = [
+        {"role": "user", "content": "get me yesterday's manifest"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": output},
+    ]
+    raw = json.dumps({"id": "s1", "messages": messages}).encode()
+    return SessionReader().read_unit([("s.json", raw)]).sessions[0]
+
+
+@pytest.mark.parametrize(
+    ("args", "output", "expected"),
+    [
+        # The target is the call's argument the error names (the key, the bucket, the table).
+        (
+            {"bucket": "exports", "key": "manifests/2026-03-11/route.csv"},
+            "Error: NoSuchKey: An error occurred (NoSuchKey) when calling the GetObject "
+            "operation: The specified key does not exist.",
+            ["manifests/2026-03-11/route.csv"],
+        ),
+        (
+            {"bucket": "exports-eu", "key": "a.csv"},
+            "Error: The specified bucket does not exist",
+            ["exports-eu"],
+        ),
+        (
+            {"table": "orders_v2", "key": "42"},
+            "Error: ResourceNotFoundException: Requested resource not found: Table: orders_v2",
+            ["orders_v2"],
+        ),
+        # Not an error: a listing that mentions the words.
+        ({"bucket": "exports", "key": "a.csv"}, '{"Contents": [{"Key": "NoSuchKey.txt"}]}', []),
+    ],
+)
+def test_cloud_storage_and_service_errors(
+    args: dict[str, str], output: str, expected: list[str]
+) -> None:
+    signals = not_found(_tool_session("s3_get_object", args, output), NotFoundParams())
+    assert [s.value for s in signals] == expected
