@@ -220,7 +220,12 @@ def is_claim(sentence: str, start: int, end: int) -> bool:
     return not _UNDONE_AFTER.match(sentence[end:])
 
 
-_LEAD_WORD = re.compile(r"^(?:and|so|now|also|great|good|done|ok(?:ay)?)\W+", re.I)
+# What may open a test claim's clause and leave it whole ("and", "verified (that)" ...).
+_LEAD_WORD = re.compile(
+    r"^(?:(?:and|so|now|also|great|good|done|ok(?:ay)?)\W+|(?:I\s+)?(?:verified|confirmed|checked"
+    r"|made\s+sure|ensured)\s+(?:that\s+)?)+",
+    re.I,
+)
 
 
 # "all invoice tests pass": the words that narrow a test claim to part of the suite.

@@ -628,6 +628,8 @@ def test_a_commit_backs_a_test_claim_only_where_a_hook_shows(
             "It is fixed and all invoice tests pass now.",
             [CONTRADICTED],
         ),
+        # "verified (that)" opens the claim's clause and leaves it whole.
+        ("pytest", "I added it, verified the tests pass, and committed.", [CONTRADICTED]),
         # Otherwise it may speak of a part that did pass.
         ("pytest tests/test_billing.py", "It is fixed and all invoice tests pass now.", []),
         ("pytest tests/test_invoice_totals.py", "The invoice tests pass, but two are skipped.", []),
