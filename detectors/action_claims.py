@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+import orjson
 from pydantic import Field
 
 from detectors.action_keywords import (
@@ -368,6 +369,33 @@ def _failure_reason(
     if result.is_error:
         code = _EXIT_CODE.search(output)
         return code.group(0).lower() if code else "an error"
+    return failure_body(output)
+
+
+_FAILED_STATUS = frozenset({"failed", "failure", "error", "rejected", "declined", "denied"})
+
+
+def failure_body(output: str) -> str | None:
+    """What a JSON object result says of a failure that no error flag marks (chat formats have
+    none, and a tool may return its error as data): `"ok": false`, `"success": false`, a failed
+    `status`, or an `error`/`errors` member with content and no `ok`/`success` of true."""
+    text = output.lstrip()
+    if text[:1] != "{" or len(text) > 200_000:
+        return None
+    try:
+        data = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(data, dict):
+        return None
+    if data.get("ok") is False or data.get("success") is False:
+        return "an error: " + " ".join(text.split())[:60]
+    status = data.get("status")
+    if isinstance(status, str) and status.lower() in _FAILED_STATUS:
+        return f"status {status}"
+    error = data.get("error") or data.get("errors")
+    if error and data.get("ok") is not True and data.get("success") is not True:
+        return "an error: " + " ".join(text.split())[:60]
     return None
 
 
@@ -630,7 +658,7 @@ class _Run:
                 continue
             result = entry.event
             output = result.output or ""
-            why = ("an error: " + output.strip()[:60]) if result.is_error else None
+            why = ("an error: " + output.strip()[:60]) if result.is_error else failure_body(output)
             _update(tool, result.index, why, call.name or "")
         self.tools_seen = len(log)
         return by_tool
@@ -978,7 +1006,7 @@ def _object_verdict(
         values = {v.lstrip("#").lower() for v in input_strings(call.input)}
         for obj in objects & values:
             failure, success, why = outcome.get(obj, (-1, -1, ""))
-            if result.event.is_error:
+            if result.event.is_error or failure_body(result.event.output):
                 failure = result.event.index
                 why = f"`{call.name}` failed: {result.event.output.strip()[:60]}"
             else:

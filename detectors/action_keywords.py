@@ -183,8 +183,24 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
         "commands": (_words("create pull"),),
     },
     "deployed": {
-        "claim": (("deploy",), _words("deployed complete successful succeeded done live")),
+        "claim": (
+            _words("deploy shipped rolled"),
+            _words("deployed complete successful succeeded done live prod staging"),
+        ),
         "commands": (_words("deploy kubectl helm terraform pulumi vercel wrangler docker heroku"),),
+    },
+    "merged": {
+        "claim": (("merged",),),
+        "commands": (("merge",),),
+    },
+    "applied the migration": {
+        "claim": (("migrat",),),
+        "commands": (
+            _words(
+                "alembic manage rails rake prisma knex flyway liquibase goose sqlx mix dbmate "
+                "migrate sequelize diesel artisan"
+            ),
+        ),
     },
     "emailed": {
         "claim": (("mail",), _words("mailed sent delivered")),
@@ -219,7 +235,8 @@ STATE_KEYS: Keywords = (
         "deactivated revoked granted renewed resolved reopened escalated acknowledged restarted "
         "rebooted rolled reverted merged published installed uninstalled moved applied "
         "waived voided adjusted extended notified filed registered enrolled redeemed dispatched "
-        "released forwarded invited replaced"
+        "released forwarded invited replaced paused resumed exported imported rerouted redirected "
+        "posted scaled rotated"
     ),
 )
 # Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in

@@ -127,7 +127,10 @@ TEST_COMMANDS = (
     r"(?:^|[\s;&|(/'\"])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|karma|phpunit|rspec|ctest|"
     r"nextest|exunit)\b"
     r"|\bpython[\d.]*\s+(?:-\w+\s+)*-m\s+(?:pytest|unittest|nose2?|tox|nox)\b"
-    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?(?:test|t)\b|\bnpx\s+(?:jest|vitest|mocha|playwright)\b"
+    # Flags and workspace selectors may come first (`pnpm -w test`, `pnpm --filter web test`).
+    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:(?:-{1,2}(?:filter|prefix|dir|cwd|workspace)[= ]\S+|-[FC]\s+\S+"
+    r"|-{1,2}[\w-]+|workspace\s+\S+)\s+)*(?:run\s+)?(?:test|t)\b"
+    r"|\bnpx\s+(?:jest|vitest|mocha|playwright)\b"
     r"|\bgo\s+test\b|\bcargo\s+(?:test|nextest|llvm-cov)\b|\bmix\s+test\b"
     r"|\bmake\s+(?:-\S+\s+)*(?:\S+\s+)*?(?:test|tests|check)\b|\bjust\s+(?:test|check)\b"
     r"|\bgradlew?\s+(?:\S+\s+)*?(?:test|check)\b|\bmvnw?\s+(?:\S+\s+)*?(?:test|verify)\b"
@@ -162,7 +165,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         name="tests pass",
         claim=(
             rf"\b{_TESTS_NOUN}{_AND_CHECKS}\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
-            r"(?:pass(?:es|ed)?|(?:are|is)\s+(?:now\s+|all\s+|still\s+)*(?:passing|green)"
+            r"(?:pass(?:es|ed)?|(?:(?:are|is)\s+(?:now\s+|all\s+|still\s+)*)?(?:passing|green)"
             r"|(?:have|has)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b"
             r"|\ball\s+green\b"
         ),
@@ -219,6 +222,9 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"\s+and\s+deployed\b"
             r"|\bdeploy(?:ment)?\s+(?:is\s+|was\s+|has\s+)?(?:now\s+)?"
             r"(?:complete|completed|successful|succeeded|done|live)\b"
+            # "Shipped to production", "is rolled out in prod".
+            r"|\bshipped\s+(?:it\s+|\S+\s+)?to\s+(?:prod(?:uction)?|staging|live)\b"
+            r"|\brolled\s+out\s+(?:to|in|on)\s+`?(?:prod(?:uction)?|staging)\b"
         ),
         tools=[r"deploy|rollout|release"],
         commands=(
@@ -227,6 +233,39 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|\bdocker\s+push|\bgit\s+push\s+heroku"
         ),
         failure=r"\berror\b|\bfailed\b|rollback",
+    ),
+    Rule(
+        name="merged",
+        claim=(
+            r"\bmerged\s+(?:it\s+|this\s+|the\s+(?:PR|pull\s+request|MR|branch)\s+|(?:PR|MR)\s+)?"
+            r"(?:#?\d+\s+)?(?:in)?to\s+(?:the\s+)?`?(?:main|master|develop|trunk)\b"
+            r"|\b(?:PR|pull\s+request|MR|merge\s+request)\s+(?:#?\d+\s+)?(?:is\s+|has\s+been\s+|was\s+)"
+            r"(?:now\s+|successfully\s+)?(?:squash-|rebase-)?merged\b|\b(?:squash|rebase)-merged\b"
+        ),
+        tools=[r"(?:^|_)merge(?:_|$)|merge_?pull_?request"],
+        commands=r"\bgit\s+(?:\S+\s+)*?merge\b|\bgh\s+pr\s+merge\b|\bglab\s+mr\s+merge\b",
+        failure=(
+            r"not mergeable|CONFLICT|Automatic merge failed|^fatal:|^error:|prohibit"
+            r"|Exit code [1-9]"
+        ),
+    ),
+    Rule(
+        name="applied the migration",
+        claim=(
+            r"\b(?:applied|ran)\s+(?:the\s+|all\s+|both\s+|pending\s+|new\s+|[\w-]+\s+){0,2}"
+            r"migrations?\b|\bmigrations?\s+(?:has\s+been\s+|have\s+been\s+|was\s+|were\s+|are\s+|is\s+)"
+            r"(?:now\s+|all\s+|successfully\s+)*(?:applied|run)\b"
+        ),
+        tools=[r"migrat"],
+        commands=(
+            r"\balembic\s+(?:\S+\s+)*?upgrade\b|\bmanage\.py\s+migrate\b|\b(?:rails|rake)\s+db:migrate\b"
+            r"|\bprisma\s+migrate\b|\bknex\s+migrate|\bflyway\s+(?:\S+\s+)*?migrate\b"
+            r"|\bliquibase\s+(?:\S+\s+)*?update\b|\bgoose\s+(?:\S+\s+)*?up\b|\bsqlx\s+migrate\s+run\b"
+            r"|\bmix\s+ecto\.migrate\b|\bdbmate\s+(?:up|migrate)\b|\bmigrate\s+(?:\S+\s+)*?up\b"
+            r"|\b(?:npm|yarn|pnpm)\s+(?:run\s+)?(?:db:)?migrate|\bsequelize\s+db:migrate\b"
+            r"|\bdiesel\s+migration\s+run\b|\bartisan\s+migrate\b"
+        ),
+        failure=r"\berror\b|\bfailed\b|Traceback|Exit code [1-9]",
     ),
     Rule(
         name="emailed",
@@ -326,6 +365,14 @@ STATE_VERBS: dict[str, str] = {
     "forward": r"forwarded",
     "invite": r"invited",
     "replace": r"replaced",
+    "pause": r"paused",
+    "resume": r"resumed",
+    "export": r"exported",
+    "import": r"imported",
+    "reroute": r"rerouted|redirected",
+    "post": r"posted",
+    "scale": r"scaled",
+    "rotate": r"rotated",
 }
 # Action nouns a reply says it completed ("I've processed the return", "I've completed your
 # booking"): the verb group each stands for.
@@ -450,7 +497,10 @@ _DESCRIPTIVE_AFTER = (
 # A completed state change needs a frame: "I (have) cancelled", "has been cancelled", "is now
 # cancelled", "cancelled successfully", or a bare "Refund issued.". "was booked on May 12" and
 # "the cancelled flight" describe, they do not claim.
-_SUBJECT = r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:successfully\s+|now\s+|just\s+|also\s+)*"
+_SUBJECT = (
+    r"\b(?:I|we)(?:'ve|\s+have)?\s+"
+    r"(?:successfully\s+|now\s+|just\s+|also\s+|went\s+ahead\s+and\s+)*"
+)
 _NOUNS = "|".join(ACTION_NOUNS)
 STATE_CLAIM = re.compile(
     rf"{_SUBJECT}(?P<v1>{_PARTICIPLES})\b"
@@ -464,16 +514,20 @@ STATE_CLAIM = re.compile(
     rf"(?P<v3>{_PARTICIPLES})\b{_DESCRIPTIVE_AFTER}"
     rf"|\b(?P<v4>{_PARTICIPLES})\s+successfully\b"
     rf"|\b(?:was|were)\s+successfully\s+(?P<v9>{_PARTICIPLES})\b"
+    # "Successfully reset your password", "Posted the update to #inc": the subject left out.
+    rf"|^\W*(?:successfully\s+)?(?P<v10>{_PARTICIPLES})\s+(?:the|your|a|an|it|them|all)\b"
     rf"|^\W*(?:your\s+|the\s+)?(?:[\w-]+\s+){{0,2}}?(?P<v5>{_PARTICIPLES})"
     r"(?:\s*[.!]*\s*$|\s*[:;]\s|\s+[\u2014\u2013-]\s)",  # "Refund issued: $42 ..."
     _I,
 )
 
 
-# "Your table is booked for Saturday": said of a booking that exists, too ("your flight is
-# booked for May 12"), so it is no claim of its own; but after the matching tool failed, with no
-# later success, it states what did not happen.
-DESCRIBED_STATE = re.compile(rf"\b(?:is|are)\s+(?:now\s+|all\s+)?(?P<v>{_PARTICIPLES})\b", _I)
+# "Your table is booked for Saturday", "You're booked with Dr. Okafor": said of a booking that
+# exists, too ("your flight is booked for May 12"), so it is no claim of its own; but after the
+# matching tool failed, with no later success, it states what did not happen.
+DESCRIBED_STATE = re.compile(
+    rf"\b(?:is|are|you(?:'re|\u2019re|\s+are))\s+(?:now\s+|all\s+)?(?P<v>{_PARTICIPLES})\b", _I
+)
 
 
 # Where a ``STATE_CLAIM`` match can start, but for the branches anchored at the start or holding
@@ -497,7 +551,7 @@ def matched_verb(match: re.Match[str]) -> str | None:
     """The verb group of a ``STATE_CLAIM`` match (`has been cancelled` -> `cancel`)."""
     if match.group("v7"):
         return ACTION_NOUNS.get(match.group("v7").lower())
-    said = next(g for g in match.group("v1", "v2", "v3", "v4", "v5", "v9") if g)
+    said = next(g for g in match.group("v1", "v2", "v3", "v4", "v5", "v9", "v10") if g)
     return claim_verb(said)
 
 

@@ -129,6 +129,8 @@ _IDS = re.compile(
     r"|(?P<err>\bE\d{3,5}\b|\bERR(?:OR)?_[A-Z0-9_]{3,}\b|\b0x[0-9A-Fa-f]{6,8}\b"
     rf"|\bHTTP[ /]?[1-5]\d\d\b|{_LABELLED_CODE})"
     r"|(?P<sku>\bSKU[-_ ]?[A-Z0-9]+(?:-[A-Z0-9]+)*\b)"
+    # A part number of digit groups and a letter revision (`7731-0452-A`; a date has none).
+    r"|(?P<part>(?<![\w./-])\d{3,6}-\d{3,6}-(?=[A-Z0-9]{0,3}[A-Z])[A-Z0-9]{1,4}\b(?![-/.]\w))"
     r"|(?P<model>(?<![\w./-])(?P<mp>[A-Z][A-Z0-9]{1,6})-[A-Z]{0,2}\d{2,6}[A-Z0-9]{0,4}"
     r"(?:-[A-Z0-9]{1,4})?\b(?![-/.]\w))"
 )
@@ -224,12 +226,16 @@ _NUM_WORD = re.compile(
 # engine skips to) and hold at every position a match of their pattern may start at, so trying
 # the pattern only there finds exactly what `finditer` finds.
 _IDS_AT = re.compile(
-    r"[#0A-Z](?<!\w.)(?:(?<=[#A-Z])[A-Z0-9]{0,6}[-_ /]?(?:[A-Z]{1,2})?\d|(?<=E)RR|(?<=S)KU|(?<=0)x)"
+    r"[#0-9A-Z](?<!\w.)(?:(?<=[#A-Z])[A-Z0-9]{0,6}[-_ /]?(?:[A-Z]{1,2})?\d|(?<=E)RR|(?<=S)KU"
+    r"|(?<=0)x|(?<=\d)\d{2,5}-\d{3})"
 )
 # Every identifier starts with `#`, `0` (`0x...`) or a letter (case-insensitively, which takes
-# in the few non-ASCII letters that fold to one): numbers, frequent in tool output, never.
+# in the few non-ASCII letters that fold to one), or is a part number (`7731-0452-A`): a plain
+# number, frequent in tool output, is passed over at its second digit.
 _IDS_CONTEXT_AT = re.compile(
-    r"[#0a-z](?<!\w.)(?:\w{0,6}[-_ /]?(?:[a-z]{1,2})?\d|(?<=e)rr|(?<=s)ku|(?<=0)x)", re.IGNORECASE
+    r"[#0-9a-z](?<!\w.)(?:(?<=[#a-z0])\w{0,6}[-_ /]?(?:[a-z]{1,2})?\d|(?<=e)rr|(?<=s)ku|(?<=0)x"
+    r"|(?<=\d)\d{2,5}-\d{3})",
+    re.IGNORECASE,
 )
 _DATES_AT = re.compile(
     r"[QHFJMASONDfst12](?<!\w.)(?:(?<=Q)[1-4]|(?<=H)[12]|(?<=F)(?:Y|eb)|(?<=J)(?:an|u[nl])"
@@ -425,6 +431,8 @@ def _id_entity(m: re.Match[str]) -> Entity | None:
     if m.group("sku"):
         # `SKU HO-JKT-M-NVY` is reported as the code it labels (`SKU-1234` is a code itself).
         return Entity("sku", raw[4:] if raw[3:4] == " " else raw, norm)
+    if m.group("part"):
+        return Entity("sku", raw, norm)
     if m.group("mp").upper() in _NOT_MODEL:
         return None
     return Entity("sku", raw, norm)

@@ -72,6 +72,59 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("package", re.compile(r"Could not find gem '(?P<t>[\w.-]+)", _I)),
     ("package", re.compile(r"No matching distribution found for (?P<t>[\w.\[\]-]+)", _I)),
     ("package", re.compile(r"no matching package named `(?P<t>[^`]+)` found", _I)),
+    # Build tools and registries: Go, Maven/Gradle (a library the code imports: a module),
+    # NuGet, container images and containers.
+    ("module", re.compile(r'cannot find package "(?P<t>[^"]+)"', _I)),
+    ("module", re.compile(r"Could not find artifact (?P<t>[\w.-]+:[\w.:-]+)", _I)),
+    ("package", re.compile(r"\bNU1101: Unable to find package (?P<t>[\w.-]+?)\.?(?:\s|$)", _I)),
+    ("entity", re.compile(r"manifest for (?P<t>\S+) not found", _I)),
+    # Windows: PowerShell names the path; cmd does not (the call does, see `_target`).
+    ("file", re.compile(r"Cannot find path '(?P<t>[^']+)' because it does not exist", _I)),
+    ("file", re.compile(r"The system cannot find the (?:path|file) specified", _I)),
+    # Rust's error chains: "failed to read config file `x`" ... "(os error 2)".
+    (
+        "file",
+        re.compile(
+            r"[`'\"](?P<t>[^`'\"\n]+)[`'\"][^\n]*\n(?:\s*\n)?(?:\s*Caused by:\s*\n)?\s*(?:\d+:\s*)?"
+            r"No such file or directory \(os error 2\)",
+            _I,
+        ),
+    ),
+    # Azure (`The Resource '.../sites/x' ... was not found`), Terraform (an import of an object
+    # that does not exist), BigQuery (`Not found: Table p:d.t`), GitHub GraphQL.
+    (
+        "entity",
+        re.compile(r"The Resource '(?:[^'/\n]*/)*(?P<t>[^'/\n]+)' under resource group", _I),
+    ),
+    (
+        "entity",
+        re.compile(
+            r'Importing from ID "(?:[^"/\n]*/)*(?P<t>[^"/\n]+)"(?=[\s\S]{0,2000}'
+            r"Cannot import non-existent remote object)",
+            _I,
+        ),
+    ),
+    (
+        "entity",
+        re.compile(
+            r"\bNot found: (?P<what>Table|Dataset|Job|Project|Model|Routine) (?P<t>[\w.:-]+)"
+        ),
+    ),
+    (
+        "entity",
+        re.compile(
+            r"Could not resolve to an? (?P<what>\w+) with the (?:name|login|id) '(?P<t>[^']+)'"
+        ),
+    ),
+    # Jira (`Issue does not exist or you do not have permission`), Salesforce and GraphQL codes.
+    (
+        "entity",
+        re.compile(
+            r"\b(?P<what>Issue|Project|Board|Sprint|Page|Space|Repository|Organization|Workspace)"
+            r" does not exist\b"
+        ),
+    ),
+    ("entity", re.compile(r'"(?:errorCode|type|code)"\s*:\s*"(?:NOT_FOUND|ENTITY_NOT_FOUND)"')),
     # Cloud services: S3 `NoSuchKey`, AWS `ResourceNotFoundException`, Azure `BlobNotFound`,
     # "The specified key does not exist." (the target is the call's argument of that name).
     (
@@ -131,6 +184,19 @@ _NEEDS: list[tuple[str, ...]] = [
     ("could not find gem '",),
     ("no matching distribution found for ",),
     ("no matching package named `",),
+    ('cannot find package "',),
+    ("could not find artifact ",),
+    ("nu1101",),
+    ("manifest for ",),
+    ("cannot find path '",),
+    ("cannot find the ",),
+    ("(os error 2)",),
+    ("the resource '",),
+    ("cannot import non-existent",),
+    ("not found: ",),
+    ("could not resolve to ",),
+    ("does not exist",),
+    ("not_found",),
     ("nosuch",),
     ("notfound",),
     ("the specified ",),
@@ -159,9 +225,18 @@ _EXCLUDE = re.compile(
 # `cat` of a file that mentions "not found" must not fire.
 _ERROR_HEAD = re.compile(
     r"\A\s*(?:<tool_use_error>|error\b|fatal:|(?-i:E: )|exit code [1-9]|traceback \(most recent|"
-    r"\w*(?:error|exception):|\{\s*[\"']?(?:error|message)[\"']?\s*:|http/[\d.]+ 404|"
+    r"[\w.]*(?:error|exception|notfound):|\{\s*[\"']?(?:error\w*|message)[\"']?\s*:|"
+    r"http/[\d.]+ 404|\[error\]|\[\s*\{\s*\"errorcode\"|404 not found|"
     r"\(eval\):|(?:ba|z|)sh: |[\w./-]+: (?:cannot|'?[^\s:]+'?: no such file))",
     re.IGNORECASE,
+)
+# An error no flag marks and that does not open the output: a JSON body with a non-zero exit
+# code or GraphQL `errors`, or a Windows error line (PowerShell echoes the command first).
+_ERROR_INSIDE = re.compile(
+    r'"(?:exit_code|exitCode|returncode|return_code|exit_status)"\s*:\s*[1-9]'
+    r'|^\{"data"\s*:[\s\S]{0,400}?"errors"\s*:\s*\[\s*\{'
+    r"|^(?:[\w-]+ : )?Cannot find path '|^The system cannot find the (?:path|file) specified",
+    re.MULTILINE,
 )
 _PROBE_COMMANDS = frozenset(
     {"ls", "test", "[", "[[", "stat", "which", "command", "type", "find", "file", "whereis",
@@ -247,6 +322,37 @@ class NotFoundParams(DetectorParams):
             except re.error as exc:
                 raise ValueError(f"bad regex {pattern!r}: {exc}") from None
         return value
+
+
+# A call that creates something: by its tool's name (`create_repo`, `register_device`), its
+# command's first words (`gh repo create`, `mkdir`, `git init`) or a GraphQL mutation's field
+# (`mutation { cloneTemplateRepository(...) }`).
+_CREATES_NAME = re.compile(r"create|clone|(?:^|_)(?:new|register|provision|init)(?:_|$)", re.I)
+_CREATES_HEAD = re.compile(
+    r"^\W*(?:[\w.-]+\s+){0,3}(?:create|clone|mkdir|init|new)\b"
+    r"|\bmutation\b[^{]*\{\s*(?:\w+\s*:\s*)?(?:create|clone)",
+    re.I,
+)
+
+
+def _created_later(session: Session, after: int, target: str) -> bool:
+    """Whether a later call that creates something names ``target`` (or its last path part)
+    and did not fail."""
+    results = session.results_by_call()
+    base = target.rstrip("/").rsplit("/", 1)[-1]
+    for event in session.events[after + 1 :]:
+        if event.kind is not EventKind.TOOL_CALL or not event.call_id:
+            continue
+        text = _input_text(event)
+        if target not in text and (len(base) < 3 or base not in text):
+            continue
+        head = _field(event, (*_SHELL_KEYS, "query", "mutation")) or ""
+        if not (_CREATES_NAME.search(event.name or "") or _CREATES_HEAD.search(head)):
+            continue
+        result = results.get(event.call_id)
+        if result is not None and not result.is_error:
+            return True
+    return False
 
 
 def _input_text(call: Event) -> str:
@@ -367,7 +473,7 @@ def _target(category: str, found: re.Match[str], call: Event) -> tuple[str | Non
     if named:
         return named.strip(), True
     if category == "file":
-        return _field(call, _PATH_KEYS), False
+        return _field(call, _PATH_KEYS) or _path_argument(call), False
     what = (groups.get("what") or "").strip()
     words = what.split()
     if words and words[-1] and any(c.isdigit() or c == "_" for c in words[-1]):
@@ -381,7 +487,43 @@ def _target(category: str, found: re.Match[str], call: Event) -> tuple[str | Non
     named = _input_value_in(call, found.string)
     if named:  # `{"shipment_id": "SHP-40912"}` -> "Shipment SHP-40912 not found", a 404 URL
         return named, False
-    return _field(call, _PATH_KEYS), False
+    return _field(call, _PATH_KEYS) or _id_argument(call), False
+
+
+_ID_KEY = re.compile(r"(?:^|_)(?:id|key)$|[a-z](?:Id|Key)$")
+
+
+def _id_argument(call: Event) -> str | None:
+    """The call's one id-like argument (`account_id`, `issueKey`), when it has exactly one."""
+    if not isinstance(call.input, dict):
+        return None
+    ids = [
+        str(v)
+        for k, v in call.input.items()
+        if _ID_KEY.search(k) and isinstance(v, str | int) and not isinstance(v, bool)
+    ]
+    return ids[0] if len(ids) == 1 else None
+
+
+# A file path (a name with an extension, maybe under folders), or a Windows drive path.
+_PATH_ARG = re.compile(
+    r"^(?:[A-Za-z]:\\|\\\\|\.{0,2}/|~/)?[\w.-]+(?:[\\/][\w. -]*)*\.[\w]{1,8}$|^[A-Za-z]:\\"
+)
+
+
+def _path_argument(call: Event) -> str | None:
+    """The first argument of a shell command that is a path (`copy /Y D:\\b\\x.msi \\\\fs\\`:
+    the source), for an error that names no path."""
+    command = _field(call, _SHELL_KEYS)
+    if not command:
+        return None
+    for word in command.split()[1:]:
+        word = word.strip("'\"")
+        if word[:1] == "-" or (word[:1] == "/" and len(word) <= 3):  # a flag (`-f`, `/Y`)
+            continue
+        if ("\\" in word or "/" in word) and _PATH_ARG.match(word):
+            return word
+    return None
 
 
 def _input_value_in(call: Event, output: str) -> str | None:
@@ -399,7 +541,15 @@ def _input_value_in(call: Event, output: str) -> str | None:
 def _named_in_input(target: str, call: Event) -> bool:
     text = _input_text(call)
     base = target.rstrip("/").rsplit("/", 1)[-1]
-    return target in text or (len(base) >= 3 and base in text)
+    if "\\" in target and not isinstance(call.input, str):
+        target = json.dumps(target, ensure_ascii=False)[1:-1]  # as the JSON of the input has it
+        base = target.rstrip("/").rsplit("\\\\", 1)[-1]
+    # BigQuery's `project:dataset.table` is `project.dataset.table` in SQL.
+    return (
+        target in text
+        or (len(base) >= 3 and base in text)
+        or (":" in target and target.replace(":", ".") in text)
+    )
 
 
 _WHAT = {
@@ -433,7 +583,11 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
             probes += 1  # a search that matched nothing is an answer, not an error
             continue
         # A configured pattern says itself that its text is an error.
-        unflagged = not result.is_error and not _ERROR_HEAD.match(output)
+        unflagged = (
+            not result.is_error
+            and not _ERROR_HEAD.match(output)
+            and not _ERROR_INSIDE.search(output, 0, 2000)
+        )
         if unflagged and (not extra or not any(p.search(output[:4000]) for p in extra)):
             continue
         head = output[:600]
@@ -455,6 +609,9 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
         # (A missing module is the environment's gap whoever imported it: the agent ran code
         # assuming it was installed, as with a missing command.)
         if target and from_message and category != "module" and not _named_in_input(target, call):
+            continue
+        if target and _created_later(session, result.index, target):
+            probes += 1  # "is the name free?" before creating it: an existence check
             continue
         first_line = found.group(0).strip().splitlines()[0][:80]
         value = target or first_line

@@ -201,9 +201,9 @@ def replay(batches: Iterable[Batch], timeline: Timeline, *, calls: bool = True) 
 
 def _events(msg: Msg, calls: bool) -> list[Event]:
     out: list[Event] = []
-    if msg.text and msg.role in ("user", "assistant"):
-        kind = EventKind.USER if msg.role == "user" else EventKind.ASSISTANT
-        out.append(Event(kind, text=msg.text))
+    if msg.text and msg.role in ("user", "assistant", "system"):
+        kind = {"user": EventKind.USER, "assistant": EventKind.ASSISTANT}.get(msg.role)
+        out.append(Event(kind or EventKind.SYSTEM, text=msg.text))
     if calls:
         for call_id, name, args in msg.calls:
             out.append(Event(EventKind.TOOL_CALL, call_id=call_id, name=name, input=args))

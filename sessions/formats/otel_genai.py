@@ -195,6 +195,11 @@ def _messages(span: Span) -> tuple[list[Msg], list[Msg]]:
         else []
     )
     inputs = inputs or _legacy(attrs, "gen_ai.prompt", "user")
+    # The system prompt, apart from the input messages in current instrumentations.
+    instructions = json_value(attrs.get("gen_ai.system_instructions"))
+    if instructions not in (None, "", []) and not any(m.role == "system" for m in inputs):
+        parts = instructions if isinstance(instructions, list) else [instructions]
+        inputs = to_msgs([{"role": "system", "parts": parts}], "system") + inputs
     outputs = outputs or _legacy(attrs, "gen_ai.completion", "assistant")
     for event in span.events:
         if event.name == "gen_ai.content.prompt":

@@ -345,7 +345,19 @@ _CLAIM_EXAMPLES = {
         "The pull request is now up.",
         "The merge request has been submitted.",
     ],
+    "merged": [
+        "Merged into main.",
+        "PR #412 has been squash-merged.",
+        "I merged the PR into main.",
+    ],
+    "applied the migration": [
+        "I've also applied the migration to the dev database.",
+        "The migrations have been applied.",
+        "Ran both pending migrations.",
+    ],
     "deployed": [
+        "Shipped to production.",
+        "payments-api 2.14.0 is rolled out in `prod`.",
         "The app was deployed.",
         "Deployment is complete.",
         "Deploy succeeded.",
@@ -643,4 +655,90 @@ def test_a_qualified_test_claim_after_a_failed_run_of_that_part(
         *_bash("c1", command, "Exit code 1\n2 failed, 6 passed", True),
         Event(EventKind.ASSISTANT, text=reply),
     ]
+    assert [s.kind for s in action_claims(_session(events), ActionClaimsParams())] == expected
+
+
+@pytest.mark.parametrize(
+    ("tools", "calls", "reply", "expected"),
+    [
+        # A failure returned as data, with no error flag: `ok`/`success` false, an `error`.
+        (
+            {"post_slack_message"},
+            [("post_slack_message", {}, '{"ok": false, "error": "not_in_channel"}')],
+            "Posted the incident update to #inc-2291.",
+            [CONTRADICTED],
+        ),
+        (
+            {"book_appointment"},
+            [("book_appointment", {}, '{"success": false, "error": "SLOT_UNAVAILABLE"}')],
+            "You're booked with Dr. Okafor on Tuesday at 9:40 AM.",
+            [CONTRADICTED],
+        ),
+        (
+            {"create_refund"},
+            [("create_refund", {}, '{"error": {"code": "amount_too_large"}}')],
+            "I went ahead and refunded the charge in full.",
+            [CONTRADICTED],
+        ),
+        (
+            {"create_refund"},
+            [("create_refund", {}, '{"id": "re_1", "status": "succeeded", "error": null}')],
+            "I went ahead and refunded the charge in full.",
+            [],
+        ),
+        # The subject left out: "Successfully reset ...", "Paused ...".
+        ({"reset_password"}, [], "Successfully reset your password!", [UNBACKED]),
+        ({"pause_subscription"}, [], "Your subscription is now paused until June 14.", [UNBACKED]),
+        (
+            {"pause_subscription"},
+            [("pause_subscription", {}, '{"status": "paused"}')],
+            "Paused the subscription until June 14.",
+            [],
+        ),
+    ],
+)
+def test_failures_as_data_and_claims_without_a_subject(
+    tools: set[str], calls: list[tuple[str, dict[str, str], str]], reply: str, expected: list[str]
+) -> None:
+    events = [Event(EventKind.USER, text="Please do it.")]
+    for n, (name, args, output) in enumerate(calls):
+        events += _tool(f"t{n}", name, args, output)
+    events.append(Event(EventKind.ASSISTANT, text=reply))
+    signals = action_claims(_session(events, frozenset(tools)), ActionClaimsParams())
+    assert [s.kind for s in signals] == expected
+
+
+@pytest.mark.parametrize(
+    ("commands", "reply", "expected"),
+    [
+        # Runner flags and workspace selectors before `test`.
+        ([("pnpm -w test -- --run", "Tests  214 passed (214)", False)], "All 214 tests pass.", []),
+        ([("pnpm --filter web test", "2 failed", True)], "All tests pass.", [CONTRADICTED]),
+        ([("npx tsc --noEmit", "", False)], "\u2705 Tests passing", [UNBACKED]),
+        # Merges, migrations and deploys in other words.
+        (
+            [("gh pr merge 412 --squash", "X Pull request #412 is not mergeable", True)],
+            "Merged into main.",
+            [CONTRADICTED],
+        ),
+        (
+            [("alembic upgrade head", "Exit code 1\nDuplicateColumn", True)],
+            "I've also applied the migration to the dev database.",
+            [CONTRADICTED],
+        ),
+        ([("git status", "clean", False)], "I've applied the migration.", [UNBACKED]),
+        (
+            [("helm upgrade api ./chart --atomic", "Error: UPGRADE FAILED", True)],
+            "Shipped to production.",
+            [CONTRADICTED],
+        ),
+    ],
+)
+def test_more_coding_claims(
+    commands: list[tuple[str, str, bool]], reply: str, expected: list[str]
+) -> None:
+    events = [Event(EventKind.USER, text="Go ahead.")]
+    for n, (command, output, failed) in enumerate(commands):
+        events += _bash(f"c{n}", command, output, failed)
+    events.append(Event(EventKind.ASSISTANT, text=reply))
     assert [s.kind for s in action_claims(_session(events), ActionClaimsParams())] == expected

@@ -77,3 +77,21 @@ def test_extract_reads_a_text_as_its_non_ascii_twin_does(text: str) -> None:
     (a trailing one) leaves what is found as it was."""
     for context in (False, True):
         assert extract(text, context=context) == extract(text + " \u2192", context=context)
+
+
+ID_TEXTS = [
+    *TEXTS,
+    "P/N 7731-0452-A and 0452-7731-B2, not 2026-04-15 nor 555-0148 nor 123-456-789",
+    "WS-C3850-48T, C9300-48P, INC-20931, #48213, E0425, ERR_NOT_FOUND, 0x80070002, HTTP 503",
+    "error AADSTS50076, code=TS2307, MSB3073 error, ISO8601; SKU HO-JKT-M-NVY and SKU-88120",
+    "x7731-0452-A 7731-0452-A-1 7731-0452-a 1b4e28ba-2fa1-11d2-883f-0016d3cca427 12.345-678-A",
+]
+
+
+@pytest.mark.parametrize("text", ID_TEXTS)
+def test_id_triggers_find_what_finditer_finds(text: str) -> None:
+    from detectors.entities import _IDS, _IDS_AT, _IDS_CONTEXT, _IDS_CONTEXT_AT, scan
+
+    for pattern, trigger in ((_IDS, _IDS_AT), (_IDS_CONTEXT, _IDS_CONTEXT_AT)):
+        expected = [m.span() for m in pattern.finditer(text)]
+        assert [m.span() for m in scan(pattern, trigger, text)] == expected

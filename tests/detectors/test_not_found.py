@@ -173,3 +173,142 @@ def test_cloud_storage_and_service_errors(
 ) -> None:
     signals = not_found(_tool_session("s3_get_object", args, output), NotFoundParams())
     assert [s.value for s in signals] == expected
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "expected"),
+    [
+        # A library the code imports is the environment's gap, whoever named it (as a module).
+        (
+            "GO111MODULE=off go build ./cmd/ledgerd",
+            'Exit code 1\nmain.go:14:2: cannot find package "github.com/nw/ledger/reconcile" in'
+            " any of:",
+            ["github.com/nw/ledger/reconcile"],
+        ),
+        (
+            "mvn -B dependency:resolve",
+            "[ERROR] Failed: Could not find artifact com.nw:audit-client:jar:1.8.4 in nexus",
+            ["com.nw:audit-client:jar:1.8.4"],
+        ),
+        (
+            "dotnet add app.csproj package Contoso.Telemetry",
+            '{"exit_code": 1, "output": "error: NU1101: Unable to find package Contoso.Telemetry.'
+            ' No packages exist with this id"}',
+            ["Contoso.Telemetry"],
+        ),
+        (
+            "docker pull ghcr.io/nw/api:2.14.3",
+            "Error response from daemon: manifest for ghcr.io/nw/api:2.14.3 not found: manifest"
+            " unknown",
+            ["ghcr.io/nw/api:2.14.3"],
+        ),
+        # Windows: PowerShell names the path (after echoing the command); cmd does not.
+        (
+            "Get-Content C:\\app\\web.config -ErrorAction Stop",
+            "Get-Content : Cannot find path 'C:\\app\\web.config' because it does not exist.",
+            ["C:\\app\\web.config"],
+        ),
+        (
+            "copy /Y D:\\builds\\7.4.2\\pos.msi \\\\fs01\\pos\\",
+            "The system cannot find the path specified.\n        0 file(s) copied.",
+            ["D:\\builds\\7.4.2\\pos.msi"],
+        ),
+        (
+            "cargo run --bin migrate -- --config config/migrate.toml",
+            "Error: failed to read config file `config/migrate.toml`\n\nCaused by:\n"
+            "    No such file or directory (os error 2)",
+            ["config/migrate.toml"],
+        ),
+        (
+            "az webapp show --name api-stg --resource-group rg",
+            "ERROR: (ResourceNotFound) The Resource 'Microsoft.Web/sites/api-stg' under resource "
+            "group 'rg' was not found.",
+            ["api-stg"],
+        ),
+        (
+            "bq query 'SELECT 1 FROM `nw.finance.revenue_v2`'",
+            "404 Not found: Table nw:finance.revenue_v2 was not found in location EU",
+            ["nw:finance.revenue_v2"],
+        ),
+    ],
+)
+def test_build_tools_windows_and_clouds(command: str, output: str, expected: list[str]) -> None:
+    signals = not_found(_bash_session(command, output), NotFoundParams())
+    assert [s.value for s in signals] == expected
+
+
+def _calls_session(calls: list[tuple[str, dict[str, object], str]]) -> Session:
+    messages: list[dict[str, object]] = [{"role": "user", "content": "set it up"}]
+    for n, (name, args, output) in enumerate(calls):
+        call = {"id": f"c{n}", "type": "function", "function": {"name": name, "arguments": ""}}
+        call["function"]["arguments"] = json.dumps(args)
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": output})
+    raw = json.dumps({"id": "s1", "messages": messages}).encode()
+    return SessionReader().read_unit([("s.json", raw)]).sessions[0]
+
+
+_MISSING_REPO = (
+    '{"data": {"repository": null}, "errors": [{"type": "NOT_FOUND", "message": '
+    "\"Could not resolve to a Repository with the name 'nw-labs/ledger-export'.\"}]}"
+)
+
+
+@pytest.mark.parametrize(
+    ("later", "expected"),
+    [
+        # The name was looked up and then created: an existence check, counted as a probe.
+        (
+            [
+                (
+                    "github_graphql",
+                    {
+                        "query": "mutation { createRepository(input: "
+                        '{name: "ledger-export"}) { id } }'
+                    },
+                    '{"data": {}}',
+                )
+            ],
+            [],
+        ),
+        # Nothing created it afterwards (a read of another name is no creation).
+        (
+            [("github_graphql", {"query": '{ repository(name: "ledger-export") { id } }'}, "{}")],
+            ["nw-labs/ledger-export"],
+        ),
+        ([], ["nw-labs/ledger-export"]),
+    ],
+)
+def test_a_lookup_before_creating_the_target_is_a_probe(
+    later: list[tuple[str, dict[str, object], str]], expected: list[str]
+) -> None:
+    first = (
+        "github_graphql",
+        {"query": '{ repository(owner: "nw-labs", name: "ledger-export") { id } }'},
+        _MISSING_REPO,
+    )
+    session = _calls_session([first, *later])
+    assert [s.value for s in not_found(session, NotFoundParams())] == expected
+    assert session.meta["not_found_probes"] == (0 if expected else 1)
+
+
+def test_a_missing_record_is_named_by_the_calls_id_argument() -> None:
+    session = _calls_session(
+        [
+            (
+                "sf_get_account",
+                {"account_id": "0018d00000XkQ2vAAF", "fields": "Name"},
+                '[{"errorCode":"NOT_FOUND","message":"The requested resource does not exist"}]',
+            ),
+            (
+                "jira_get_issue",
+                {"issue_key": "SYNC-1187"},
+                '{"errorMessages":["Issue does not exist or you do not have permission to see'
+                ' it."]}',
+            ),
+        ]
+    )
+    assert [s.value for s in not_found(session, NotFoundParams())] == [
+        "0018d00000XkQ2vAAF",
+        "SYNC-1187",
+    ]

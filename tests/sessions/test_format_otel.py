@@ -15,7 +15,7 @@ from sessions.documents import Document, parse_bytes
 from sessions.errors import MalformedSessionError
 from sessions.formats import otel_genai
 from sessions.formats._otlp import any_value
-from sessions.models import EventKind
+from sessions.models import Event, EventKind, Session
 
 CONFIG_ID = "call_VSPygqKTWdrhaFErNvMV18Yl"
 SETTINGS_ID = "call_mszuSIzqtI65i1wAUOE8w5H4"
@@ -103,8 +103,12 @@ def test_example_gives_the_scenario_with_identity_and_tools() -> None:
         (EventKind.TOOL_RESULT, SETTINGS_ID, False, "port: 8080\nhost: localhost\n"),
         (EventKind.ASSISTANT, REPLY),
     ]
-    assert [e.index for e in session.events] == list(range(6))
-    assert not session.events[2].error_inferred
+    assert [e.index for e in session.events] == list(range(7))
+    # The system instructions are context too (the scenario above leaves them out).
+    assert [e.text for e in session.events if e.kind is EventKind.SYSTEM] == [
+        "You are a config assistant. Use tools to inspect files."
+    ]
+    assert not _first_result(session).error_inferred
     assert session.id == "sess_7f3c2a1e"
     assert (session.agent, session.agent_version) == ("Config Assistant", "1.4.2")
     assert session.model == "gpt-4.1-2025-04-14"
@@ -135,7 +139,11 @@ def test_without_tool_spans_calls_are_rebuilt_from_chat_history_once() -> None:
         (EventKind.ASSISTANT, REPLY),
     ]
     # message parts carry no error flag: the failure is inferred from the text, and says so
-    assert session.events[2].error_inferred
+    assert _first_result(session).error_inferred
+
+
+def _first_result(session: Session) -> Event:
+    return next(e for e in session.events if e.kind is EventKind.TOOL_RESULT)
 
 
 def test_structured_content_and_result_key_match_json_string_form() -> None:
