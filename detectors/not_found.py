@@ -195,7 +195,20 @@ _NEEDS: list[tuple[str, ...]] = [
     ("cannot import non-existent",),
     ("not found: ",),
     ("could not resolve to ",),
-    ("does not exist",),
+    tuple(
+        f"{what} does not exist"
+        for what in (
+            "issue",
+            "project",
+            "board",
+            "sprint",
+            "page",
+            "space",
+            "repository",
+            "organization",
+            "workspace",
+        )
+    ),
     ("not_found",),
     ("nosuch",),
     ("notfound",),
@@ -238,6 +251,24 @@ _ERROR_INSIDE = re.compile(
     r"|^(?:[\w-]+ : )?Cannot find path '|^The system cannot find the (?:path|file) specified",
     re.MULTILINE,
 )
+
+
+def _error_inside(output: str) -> bool:
+    """``_ERROR_INSIDE`` in the first 2,000 characters of ``output``, tried only when a string
+    its matches hold is near the start (the regex has no literal to skip to, and most outputs
+    are neither JSON objects nor Windows errors)."""
+    if output[:1] == "{":
+        if (
+            output.find('"exit', 0, 600) < 0
+            and output.find('"return', 0, 600) < 0
+            and output.find('"errors"', 0, 600) < 0
+        ):
+            return False
+    elif output.find("annot find ", 0, 600) < 0:  # "Cannot find path", "cannot find the"
+        return False
+    return _ERROR_INSIDE.search(output, 0, 2000) is not None
+
+
 _PROBE_COMMANDS = frozenset(
     {"ls", "test", "[", "[[", "stat", "which", "command", "type", "find", "file", "whereis",
      "realpath", "readlink", "hash", "fd", "locate"}
@@ -335,24 +366,39 @@ _CREATES_HEAD = re.compile(
 )
 
 
-def _created_later(session: Session, after: int, target: str) -> bool:
-    """Whether a later call that creates something names ``target`` (or its last path part)
-    and did not fail."""
-    results = session.results_by_call()
-    base = target.rstrip("/").rsplit("/", 1)[-1]
-    for event in session.events[after + 1 :]:
-        if event.kind is not EventKind.TOOL_CALL or not event.call_id:
+_LOOKUPS = frozenset({"entity", "http404", "custom"})  # a named object looked up, not a file
+_HEAD_KEYS = (*_SHELL_KEYS, "query", "mutation")
+_CREATE_WORDS = ("create", "clone", "mkdir", "init", "new")  # one is in each `_CREATES_HEAD`
+
+
+def _creating_calls(session: Session) -> list[tuple[int, str]]:
+    """The session's calls that create something and did not fail: (index, input text)."""
+    found: list[tuple[int, str]] = []
+    results: dict[str, Event] | None = None
+    call_kind = EventKind.TOOL_CALL
+    for event in session.events:
+        if event.kind is not call_kind or not event.call_id:
             continue
-        text = _input_text(event)
-        if target not in text and (len(base) < 3 or base not in text):
-            continue
-        head = _field(event, (*_SHELL_KEYS, "query", "mutation")) or ""
-        if not (_CREATES_NAME.search(event.name or "") or _CREATES_HEAD.search(head)):
-            continue
+        name = event.name or ""
+        if not _CREATES_NAME.search(name):
+            head = (_field(event, _HEAD_KEYS) or "")[:300].lower()
+            if not any(word in head for word in _CREATE_WORDS) or not _CREATES_HEAD.search(head):
+                continue
+        results = session.results_by_call() if results is None else results
         result = results.get(event.call_id)
         if result is not None and not result.is_error:
-            return True
-    return False
+            found.append((event.index, _input_text(event)))
+    return found
+
+
+def _created_later(creating: list[tuple[int, str]], after: int, target: str) -> bool:
+    """Whether one of the ``creating`` calls after index ``after`` names ``target`` (or its
+    last path part)."""
+    base = target.rstrip("/").rsplit("/", 1)[-1]
+    return any(
+        at > after and (target in text or (len(base) >= 3 and base in text))
+        for at, text in creating
+    )
 
 
 def _input_text(call: Event) -> str:
@@ -572,6 +618,7 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
     calls = {e.call_id: e for e in session.events if e.kind is call_kind and e.call_id}
     signals: list[Signal] = []
     reported: dict[str, Signal] = {}  # missing target -> its signal
+    creating: list[tuple[int, str]] | None = None  # calls that create something (on first need)
     probes = 0
     for result in session.events:
         is_result = result.kind is result_kind and result.call_id is not None
@@ -584,9 +631,7 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
             continue
         # A configured pattern says itself that its text is an error.
         unflagged = (
-            not result.is_error
-            and not _ERROR_HEAD.match(output)
-            and not _ERROR_INSIDE.search(output, 0, 2000)
+            not result.is_error and not _ERROR_HEAD.match(output) and not _error_inside(output)
         )
         if unflagged and (not extra or not any(p.search(output[:4000]) for p in extra)):
             continue
@@ -610,9 +655,12 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
         # assuming it was installed, as with a missing command.)
         if target and from_message and category != "module" and not _named_in_input(target, call):
             continue
-        if target and _created_later(session, result.index, target):
-            probes += 1  # "is the name free?" before creating it: an existence check
-            continue
+        # "Is the name free?" before creating it (a repository, a record): an existence check.
+        if target and category in _LOOKUPS:
+            creating = _creating_calls(session) if creating is None else creating
+            if creating and _created_later(creating, result.index, target):
+                probes += 1
+                continue
         first_line = found.group(0).strip().splitlines()[0][:80]
         value = target or first_line
         if value in reported:  # the same missing target again: one signal, the first
