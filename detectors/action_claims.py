@@ -237,7 +237,7 @@ _TEST_QUALIFIER = re.compile(
 )
 
 
-def test_qualifier(sentence: str, start: int) -> list[str]:
+def qualifier_words(sentence: str, start: int) -> list[str]:
     """The words that narrow a test claim with no 'but'/'except' ("all invoice tests pass":
     ``["invoice"]``), read from its clause (after a comma, 'and' or the like); [] when none."""
     if _CONTRAST.search(sentence):
@@ -908,7 +908,7 @@ def _verdict(run: _Run, i: int, sentence: str, start: int) -> _Verdict:
         # Only an unqualified claim can be contradicted, or one whose qualifier the failed run
         # named ("all invoice tests pass" after `pytest tests/test_invoice_totals.py` failed).
         failed = ev.last_failure_why.split("` failed", 1)[0].lower() if ev.contradicted() else ""
-        if not failed or not any(stem(w) in failed for w in test_qualifier(sentence, start)):
+        if not failed or not any(stem(w) in failed for w in qualifier_words(sentence, start)):
             return _NONE
     if ev.contradicted():
         return (

@@ -92,13 +92,17 @@ def test_real_tau_bench_file() -> None:
 
 
 def _bash_session(command: str, output: str) -> Session:
-    call = {"id": "c1", "type": "function", "function": {"name": "bash", "arguments": ""}}
-    call["function"]["arguments"] = json.dumps({"command": command})
-    messages = [
-        {"role": "user", "content": "set the project up"},
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": "c1", "content": output},
-    ]
+    return _calls_session([("bash", {"command": command}, output)])
+
+
+def _calls_session(calls: list[tuple[str, dict[str, object], str]]) -> Session:
+    """An OpenAI chat session: a user turn, then each call with its output."""
+    messages: list[dict[str, object]] = [{"role": "user", "content": "set the project up"}]
+    for n, (name, args, output) in enumerate(calls):
+        call = {"id": f"c{n}", "type": "function", "function": {"name": name, "arguments": ""}}
+        call["function"]["arguments"] = json.dumps(args)
+        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": output})
     raw = json.dumps({"id": "s1", "messages": messages}).encode()
     return SessionReader().read_unit([("s.json", raw)]).sessions[0]
 
@@ -132,18 +136,6 @@ def test_package_managers(command: str, output: str, expected: list[str]) -> Non
     assert [s.value for s in signals] == expected
 
 
-def _tool_session(name: str, args: dict[str, str], output: str) -> Session:
-    call = {"id": "c1", "type": "function", "function": {"name": name, "arguments": ""}}
-    call["function"]["arguments"] = json.dumps(args)
-    messages = [
-        {"role": "user", "content": "get me yesterday's manifest"},
-        {"role": "assistant", "content": None, "tool_calls": [call]},
-        {"role": "tool", "tool_call_id": "c1", "content": output},
-    ]
-    raw = json.dumps({"id": "s1", "messages": messages}).encode()
-    return SessionReader().read_unit([("s.json", raw)]).sessions[0]
-
-
 @pytest.mark.parametrize(
     ("args", "output", "expected"),
     [
@@ -169,9 +161,9 @@ def _tool_session(name: str, args: dict[str, str], output: str) -> Session:
     ],
 )
 def test_cloud_storage_and_service_errors(
-    args: dict[str, str], output: str, expected: list[str]
+    args: dict[str, object], output: str, expected: list[str]
 ) -> None:
-    signals = not_found(_tool_session("s3_get_object", args, output), NotFoundParams())
+    signals = not_found(_calls_session([("s3_get_object", args, output)]), NotFoundParams())
     assert [s.value for s in signals] == expected
 
 
@@ -235,17 +227,6 @@ def test_cloud_storage_and_service_errors(
 def test_build_tools_windows_and_clouds(command: str, output: str, expected: list[str]) -> None:
     signals = not_found(_bash_session(command, output), NotFoundParams())
     assert [s.value for s in signals] == expected
-
-
-def _calls_session(calls: list[tuple[str, dict[str, object], str]]) -> Session:
-    messages: list[dict[str, object]] = [{"role": "user", "content": "set it up"}]
-    for n, (name, args, output) in enumerate(calls):
-        call = {"id": f"c{n}", "type": "function", "function": {"name": name, "arguments": ""}}
-        call["function"]["arguments"] = json.dumps(args)
-        messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
-        messages.append({"role": "tool", "tool_call_id": f"c{n}", "content": output})
-    raw = json.dumps({"id": "s1", "messages": messages}).encode()
-    return SessionReader().read_unit([("s.json", raw)]).sessions[0]
 
 
 _MISSING_REPO = (
