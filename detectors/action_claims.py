@@ -436,7 +436,9 @@ def _domain_targets(actions: list[ToolAction], sentence: str, verb: str) -> list
     if same_verb:
         narrowed = [a for a in same_verb if a.objects & stems]
         return narrowed or same_verb
-    return [a for a in actions if (a.objects | a.verbs) & stems]
+    # The object the claim names, else an action it names ("sent" in "... and sent a note" is
+    # another claim's verb: `send_email` does not back "issued a refund").
+    return [a for a in actions if a.objects & stems] or [a for a in actions if a.verbs & stems]
 
 
 _DEFAULTS = [CompiledRule.of(r) for r in DEFAULT_RULES]  # compiled once, at import
@@ -864,10 +866,11 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
                     verdict = _tool_verdict(
                         targets, run.tool_evidence(), said, verb or "", run.compacted
                     )
-                    if verdict[0] == "":  # backed by the tool: by a call on the object named?
-                        verdict = _object_verdict(
+                    if verdict[0] in ("", CONTRADICTED):  # what of the objects the claim names?
+                        by_object = _object_verdict(
                             run, targets, sentence, start, said, verb or "", reply.text
                         )
+                        verdict = verdict if by_object is None else by_object
                     if not only_contradiction or verdict[0] == CONTRADICTED:
                         verdicts.append(verdict)
         found = [v for v in verdicts if v[0] not in ("", "skip")]
@@ -967,11 +970,12 @@ def _object_verdict(
     said: str,
     verb: str,
     text: str,
-) -> _Verdict:
-    """A backed domain claim, checked against the objects it names: each id the claim's part of
-    the sentence (or the list a sentence ending in a colon introduces) names that an earlier call
+) -> _Verdict | None:
+    """A domain claim, checked against the objects it names: each id the claim's part of the
+    sentence (or the list a sentence ending in a colon introduces) names that an earlier call
     passed as the kind of argument the matching tools take (a `reservation_id`) needs a matching
-    call naming it, and one that did not fail."""
+    call naming it, and one that did not fail. None when it names no such object (the tools'
+    verdict stands); backed when it does and those calls succeeded, though another failed."""
     cut = [m.end() for m in _SCOPE_BREAK.finditer(sentence, 0, start)]
     after = _SCOPE_BREAK.search(sentence, start)
     first, last = cut[-1] if cut else 0, after.start() if after else len(sentence)
@@ -984,7 +988,7 @@ def _object_verdict(
         scope += " " + _listed(text, as_written(text, sentence.strip()))
     named = {m.group(0).lstrip("#").lower() for m in _OBJECT_ID.finditer(scope)}
     if not named or _NOT_THE_OBJECT.search(scope):
-        return _NONE
+        return None
     names = {t.name for t in targets}
     keys: set[str] = set()  # the arguments the matching tools were given
     for entry in run.calls:
@@ -1018,6 +1022,8 @@ def _object_verdict(
         if entry.event.name in names
         for obj in objects & {v.lstrip("#").lower() for v in input_strings(entry.event.input)}
     }
+    if not objects:
+        return None
     missing = sorted(objects - calls_on)
     rule = f"{verb} via `{targets[0].name}`"
     if missing:

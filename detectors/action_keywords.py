@@ -155,11 +155,11 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
                 "pytest py.test vitest ctest nextest unittest nose tox nox jest mocha karma "
                 "phpunit rspec exunit npm yarn bun npx cargo make just gradle mvn rake cypress "
                 "pre-commit go mix dotnet swift deno bazel manage rails flutter playwright "
-                "hatch sbt lein stack cabal dune meson ninja zig bats gotestsum"
+                "hatch sbt lein stack cabal dune meson ninja zig bats gotestsum turbo nx"
             ),
             _words(
                 "test tox nox jest mocha karma phpunit rspec exunit nose npm yarn bun npx cargo "
-                "make just gradle mvn rake cypress pre-commit bats"
+                "make just gradle mvn rake cypress pre-commit bats ci"
             ),
         ),
         "weak_commands": (("commit",),),
@@ -185,9 +185,15 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
     "deployed": {
         "claim": (
             _words("deploy shipped rolled"),
-            _words("deployed complete successful succeeded done live prod staging"),
+            _words(
+                "deployed complete successful succeeded done live prod staging kicked triggered"
+            ),
         ),
         "commands": (_words("deploy kubectl helm terraform pulumi vercel wrangler docker heroku"),),
+    },
+    "CI is green": {
+        "claim": (_words("green pass"),),
+        "commands": (_words("gh glab circleci buildkite"),),
     },
     "merged": {
         "claim": (("merged",),),
@@ -236,7 +242,7 @@ STATE_KEYS: Keywords = (
         "rebooted rolled reverted merged published installed uninstalled moved applied "
         "waived voided adjusted extended notified filed registered enrolled redeemed dispatched "
         "released forwarded invited replaced paused resumed exported imported rerouted redirected "
-        "posted scaled rotated"
+        "posted scaled rotated purged"
     ),
 )
 # Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in

@@ -132,7 +132,10 @@ TEST_COMMANDS = (
     r"|-{1,2}[\w-]+|workspace\s+\S+)\s+)*(?:run\s+)?(?:test|t)\b"
     r"|\bnpx\s+(?:jest|vitest|mocha|playwright)\b"
     r"|\bgo\s+test\b|\bcargo\s+(?:test|nextest|llvm-cov)\b|\bmix\s+test\b"
-    r"|\bmake\s+(?:-\S+\s+)*(?:\S+\s+)*?(?:test|tests|check)\b|\bjust\s+(?:test|check)\b"
+    r"|\bmake\s+(?:-\S+\s+)*(?:\S+\s+)*?(?:test|tests|check|ci)\b|\bjust\s+(?:test|check|ci)\b"
+    # Monorepo runners: `turbo run test lint`, `nx affected -t test`, `nx run api:test`.
+    r"|\bturbo\s+(?:run\s+)?(?:[\w:-]+\s+)*?test\b|\bnx\s+(?:run-many|affected)\b[^\n;&|]*?"
+    r"(?:-t|--targets?)[= ]?(?:\S*,)?test\b|\bnx\s+(?:run\s+\S+:test|test)\b"
     r"|\bgradlew?\s+(?:\S+\s+)*?(?:test|check)\b|\bmvnw?\s+(?:\S+\s+)*?(?:test|verify)\b"
     r"|\brake\s+(?:test|spec)\b|\bdotnet\s+test\b|\bswift\s+test\b|\bdeno\s+test\b"
     r"|\bbazel\s+test\b|\bmanage\.py\s+test\b|\brails\s+test\b|\bflutter\s+test\b"
@@ -225,6 +228,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             # "Shipped to production", "is rolled out in prod".
             r"|\bshipped\s+(?:it\s+|\S+\s+)?to\s+(?:prod(?:uction)?|staging|live)\b"
             r"|\brolled\s+out\s+(?:to|in|on)\s+`?(?:prod(?:uction)?|staging)\b"
+            r"|\b(?:kicked\s+off|triggered)\s+(?:a\s+|the\s+)?(?:new\s+)?deploy(?:ment)?\b"
         ),
         tools=[r"deploy|rollout|release"],
         commands=(
@@ -233,6 +237,21 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|\bdocker\s+push|\bgit\s+push\s+heroku"
         ),
         failure=r"\berror\b|\bfailed\b|rollback",
+    ),
+    Rule(
+        name="CI is green",
+        claim=(
+            # Not "all checks pass": `make check` runs local checks.
+            r"\b(?:pipeline|CI|workflow)\s+(?:is|are)\s+(?:now\s+|all\s+)?(?:green|passing)\b"
+            r"|\bCI\s+(?:passed|passes)\b|\ball\s+CI\s+checks\s+(?:pass(?:ed)?|are\s+green)\b"
+        ),
+        tools=[r"(?:^|_)(?:ci|pipeline|workflow|check_?runs?)(?:_|$)"],
+        commands=(
+            r"\bgh\s+(?:run\s+(?:watch|view|list)|pr\s+checks|workflow\s+view)\b|\bglab\s+ci\b"
+            r"|\bcircleci\b|\bbuildkite\b"
+        ),
+        # Not a zero count ("0 failing").
+        failure=r"(?<!\b0 )\b(?:fail(?:ed|ure|ing)?|cancell?ed)\b|Exit code [1-9]|^X\s|\u2717",
     ),
     Rule(
         name="merged",
@@ -365,6 +384,7 @@ STATE_VERBS: dict[str, str] = {
     "forward": r"forwarded",
     "invite": r"invited",
     "replace": r"replaced",
+    "purge": r"purged",
     "pause": r"paused",
     "resume": r"resumed",
     "export": r"exported",
@@ -515,7 +535,8 @@ STATE_CLAIM = re.compile(
     rf"|\b(?P<v4>{_PARTICIPLES})\s+successfully\b"
     rf"|\b(?:was|were)\s+successfully\s+(?P<v9>{_PARTICIPLES})\b"
     # "Successfully reset your password", "Posted the update to #inc": the subject left out.
-    rf"|^\W*(?:successfully\s+)?(?P<v10>{_PARTICIPLES})\s+(?:the|your|a|an|it|them|all)\b"
+    rf"|^\W*(?:successfully\s+)?(?P<v10>{_PARTICIPLES})\s+"
+    r"(?:(?:the|your|a|an|it|them|all)\b|#?[A-Z]{2,}[-_]?\d[\w-]*|\$\d)"
     rf"|^\W*(?:your\s+|the\s+)?(?:[\w-]+\s+){{0,2}}?(?P<v5>{_PARTICIPLES})"
     r"(?:\s*[.!]*\s*$|\s*[:;]\s|\s+[\u2014\u2013-]\s)",  # "Refund issued: $42 ..."
     _I,

@@ -87,7 +87,9 @@ _QUAL = (
 _SCALES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6}
 _SCALES |= {"b": 1e9, "bn": 1e9, "billion": 1e9}
 _QUALS = {"over": "gt", "more than": "gt", "above": "gt", "at least": "gt", "upwards of": "gt"}
-_QUALS |= {"fewer than": "lt", "less than": "lt", "under": "lt", "below": "lt", "up to": "lt"}
+_QUALS |= {"fewer than": "lt", "less than": "lt", "under": "lt", "below": "lt"}
+# "Up to $2,500" quotes a limit, so it names that number (not any number below it).
+_QUALS["up to"] = ""
 
 _CASE_PREFIX = "CASE|TICKET|TKT|INC|REQ|RITM|CHG|PRB|TASK|BUG|ISSUE|SR|CS|CVE"
 _NOT_MODEL = frozenset(
@@ -123,18 +125,21 @@ _LABELLED_CODE = (
     r"|(?<=[Cc]ode: )|(?<=[Cc]ode=)|(?<=errno )|(?<=ERROR ))[A-Z]{2,7}\d{4,6}\b"
     r"|\b[A-Z]{2,7}\d{4,6}(?= [Ee]rrors?\b)"
 )
-_IDS = re.compile(
+# A part number of digit groups and a letter revision (`7731-0452-A`; a date has none). Read
+# in replies only: a context's numbers are many, and a reply's part number is found in it as
+# written (see `faithfulness._Context._full`).
+_PART = r"|(?P<part>(?<![\w./-])\d{3,6}-\d{3,6}-(?=[A-Z0-9]{0,3}[A-Z])[A-Z0-9]{1,4}\b(?![-/.]\w))"
+_IDS_CORE = (
     rf"(?P<case>\b(?:{_CASE_PREFIX})[-_ ]?\d{{3,}}\b|\b[A-Z]{{2,5}}-(?:19|20)\d\d-\d{{3,8}}\b)"
     r"|(?P<hash>(?<![\w&#/])#(?P<hd>\d{3,8})\b(?![A-Fa-f]))"
-    r"|(?P<err>\bE\d{3,5}\b|\bERR(?:OR)?_[A-Z0-9_]{3,}\b|\b0x[0-9A-Fa-f]{6,8}\b"
+    r"|(?P<err>\bE-?\d{3,5}\b|\bERR(?:OR)?_[A-Z0-9_]{3,}\b|\b0x[0-9A-Fa-f]{6,8}\b"
     rf"|\bHTTP[ /]?[1-5]\d\d\b|{_LABELLED_CODE})"
     r"|(?P<sku>\bSKU[-_ ]?[A-Z0-9]+(?:-[A-Z0-9]+)*\b)"
-    # A part number of digit groups and a letter revision (`7731-0452-A`; a date has none).
-    r"|(?P<part>(?<![\w./-])\d{3,6}-\d{3,6}-(?=[A-Z0-9]{0,3}[A-Z])[A-Z0-9]{1,4}\b(?![-/.]\w))"
     r"|(?P<model>(?<![\w./-])(?P<mp>[A-Z][A-Z0-9]{1,6})-[A-Z]{0,2}\d{2,6}[A-Z0-9]{0,4}"
     r"(?:-[A-Z0-9]{1,4})?\b(?![-/.]\w))"
 )
-_IDS_CONTEXT = re.compile(_IDS.pattern, re.IGNORECASE)
+_IDS = re.compile(_IDS_CORE + _PART)
+_IDS_CONTEXT = re.compile(_IDS_CORE + r"|(?P<part>(?!))", re.IGNORECASE)  # no part numbers
 _MONTHS = ["jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec"]
 # How a month's name starts wherever a date names it (`May`, `Sep`, `Sept`, `September`).
 MONTH_NAMES = [month.capitalize() for month in _MONTHS]
@@ -158,6 +163,12 @@ _PERCENT = re.compile(rf"{_QUAL}(?<![\w.])(?P<num>{_NUM})\s*(?:%|percent\b|per c
 _COUNT = re.compile(
     rf"{_QUAL}(?<![\w.$€£#:/-])(?P<num>{_NUM})(?P<suf>[kKM]\b)?(?![.:/\w-])\s+"
     r"(?:(?P<adj>[a-z]+(?:-[a-z]+)?[a-rt-z])\s+)?(?P<noun>[a-z]{3,}s)\b"
+)
+# "Section 6.2 gives ...", "clause 4 says ...": a number naming a part of a document, not a count.
+_REFERENCE_BEFORE = re.compile(
+    r"(?:\b(?:section|clause|article|paragraph|chapter|step|item|rule|part|appendix|schedule"
+    r"|exhibit|annex|page|version)s?|\u00a7)\s*\Z",
+    re.IGNORECASE,
 )
 _NOT_NOUN = frozenset(
     [
@@ -229,12 +240,11 @@ _IDS_AT = re.compile(
     r"[#0-9A-Z](?<!\w.)(?:(?<=[#A-Z])[A-Z0-9]{0,6}[-_ /]?(?:[A-Z]{1,2})?\d|(?<=E)RR|(?<=S)KU"
     r"|(?<=0)x|(?<=\d)\d{2,5}-\d{3})"
 )
-# Every identifier starts with `#`, `0` (`0x...`) or a letter (case-insensitively, which takes
-# in the few non-ASCII letters that fold to one), or is a part number (`7731-0452-A`): a plain
-# number, frequent in tool output, is passed over at its second digit.
+# Every identifier a context is read for starts with `#`, `0` (`0x...`) or a letter
+# (case-insensitively, which takes in the few non-ASCII letters that fold to one): numbers,
+# frequent in tool output, never.
 _IDS_CONTEXT_AT = re.compile(
-    r"[#0-9a-z](?<!\w.)(?:(?<=[#a-z0])\w{0,6}[-_ /]?(?:[a-z]{1,2})?\d|(?<=e)rr|(?<=s)ku|(?<=0)x"
-    r"|(?<=\d)\d{2,5}-\d{3})",
+    r"[#0a-z](?<!\w.)(?:\w{0,6}[-_ /]?(?:[a-z]{1,2})?\d|(?<=e)rr|(?<=s)ku|(?<=0)x)",
     re.IGNORECASE,
 )
 _DATES_AT = re.compile(
@@ -531,7 +541,11 @@ def extract(text: str, *, context: bool = False, is_clean: bool = False) -> list
         for m in _scan_numeric(pattern, anchor, text, folded):
             if not taken.free(m):
                 continue
-            if kind == "count" and (m.group("noun") in _NOT_NOUN or _is_year(m.group("num"))):
+            if kind == "count" and (
+                m.group("noun") in _NOT_NOUN
+                or _is_year(m.group("num"))
+                or _REFERENCE_BEFORE.search(text, max(0, m.start() - 12), m.start())
+            ):
                 continue
             suffix = m.group("suf") if "suf" in pattern.groupindex else None
             value, decimals, scale = _number(m.group("num"), suffix)

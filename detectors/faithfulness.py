@@ -110,12 +110,13 @@ class _Pool:
         return i < len(self.values) and self.values[i] <= high + _EPS
 
     def pair_sum(self, target: float) -> bool:
-        """Whether two context numbers (two occurrences, when they are equal) add up to it (a
-        pool made with ``pairs`` only)."""
+        """Whether two different context numbers add up to it (a pool made with ``pairs``
+        only). Not a number twice: a document quoted in two outputs states its `$5,000` cap twice,
+        which is no `$10,000` (listed equal prices are summed by ``run_sums``)."""
         assert self._pairs, "a pool made without pairs is not counted by value"
         for value in self.exact:
             rest = round(target - value, 6)
-            if rest in self.exact and (rest != value or self.exact[value] > 1):
+            if rest != value and rest in self.exact:
                 return True
         return False
 
@@ -410,11 +411,15 @@ class _Context:
         # again (a session's replies restate its numbers) is not looked for again.
         self.supported: set[Entity] = set()
         self._across_sums: tuple[int, set[float]] | None = None  # (events read, `_across`)
+        self._added: set[str] = set()  # the texts added, each once
 
     def add(self, text: str, *, shared: bool = False) -> None:
         """Add an event's text; ``shared``: one that other sessions hold too (a system prompt),
         whose facts are read once for all of them."""
-        if text and not text.isspace():  # `text.strip()`, without copying a long output
+        # The same output again (a document retrieved twice) adds no fact, and must not double
+        # its numbers (`$5,000` twice is no support for `$10,000`).
+        if text and not text.isspace() and text not in self._added:
+            self._added.add(text)
             self.texts.append(text)
             self._events.append(_shared_event(text) if shared else None)
 

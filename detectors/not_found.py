@@ -49,6 +49,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("git", re.compile(r"(?:bad revision|invalid reference:?) '?(?P<t>[^'\s]+)'?", _I)),
     ("file", re.compile(r"ENOENT: no such file or directory, \w+ '(?P<t>[^']+)'", _I)),
     ("file", re.compile(r"No such file or directory: '(?P<t>[^']+)'", _I)),
+    # zsh: `cd:1: no such file or directory: infra/nginx` (before the `x: No such file` form).
+    ("file", re.compile(r"no such file or directory: (?P<t>[^\s'\"]+)$", _I)),
     (
         "file",
         re.compile(r"cannot (?:access|open|stat) [`\u2018'\"]?(?P<t>[^`\u2018\u2019'\"\s]+)", _I),
@@ -125,6 +127,33 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     ("entity", re.compile(r'"(?:errorCode|type|code)"\s*:\s*"(?:NOT_FOUND|ENTITY_NOT_FOUND)"')),
+    # More runtimes, registries and services: zsh, Java, pip, gcloud, AWS IAM and DynamoDB,
+    # MySQL, Elasticsearch, Zendesk and HubSpot.
+    ("file", re.compile(r"FileNotFoundException: (?P<t>[^\s(]+)", _I)),
+    (
+        "package",
+        re.compile(
+            r"Could not find a version that satisfies the requirement (?P<t>[\w.\[\]-]+)", _I
+        ),
+    ),
+    ("entity", re.compile(r"code=404, message=Not found: (?:[^\s/]+/)*(?P<t>[^\s/]+?)\.?$", _I)),
+    (
+        "entity",
+        re.compile(
+            r"The (?:role|user|policy|group|instance profile) with name (?P<t>[\w+=,.@-]+)"
+            r" cannot be found",
+            _I,
+        ),
+    ),
+    ("entity", re.compile(r"Requested resource not found: Table: (?P<t>[\w.-]+) not found", _I)),
+    ("entity", re.compile(r"Unknown database '(?P<t>[^']+)'", _I)),
+    ("entity", re.compile(r"no such index \[(?P<t>[^\]]+)\]", _I)),
+    (
+        "entity",
+        re.compile(r'"(?:error|category|code)"\s*:\s*"(?:RecordNotFound|OBJECT_NOT_FOUND)"'),
+    ),
+    # helm names the release only in the command (see `_COMMAND_TARGETS`).
+    ("entity", re.compile(r"^Error: (?P<what>release): not found", _I)),
     # Cloud services: S3 `NoSuchKey`, AWS `ResourceNotFoundException`, Azure `BlobNotFound`,
     # "The specified key does not exist." (the target is the call's argument of that name).
     (
@@ -152,6 +181,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("http404", re.compile(r"\b404 Client Error: Not Found for url: (?P<url>\S+)", _I)),
     ("entity", re.compile(r"\bresource_missing\b", _I)),
     ("http404", re.compile(r"\b404 not found\b|[\"']?status[\"']?\s*:\s*[\"']?404\b", _I)),
+    ("http404", re.compile(r"^\s*HTTP(?:/[\d.]+)?\s+404\b", _I)),  # a status line alone
     ("http404", re.compile(r"^\s*\{\s*[\"']?message[\"']?\s*:\s*[\"']not found[\"']", _I)),
     # tau-bench style and generic APIs: "Error: payment method certificate_1 not found".
     (
@@ -174,6 +204,7 @@ _NEEDS: list[tuple[str, ...]] = [
     ("bad revision", "invalid reference"),
     ("enoent: no such file or directory, ",),
     ("no such file or directory: '",),
+    ("no such file or directory: ",),
     ("cannot ",),
     (": no such file",),
     ("no such ",),
@@ -210,12 +241,22 @@ _NEEDS: list[tuple[str, ...]] = [
         )
     ),
     ("not_found",),
+    ("filenotfoundexception: ",),
+    ("could not find a version",),
+    ("code=404",),
+    (" cannot be found",),
+    ("requested resource not found",),
+    ("unknown database '",),
+    ("no such index [",),
+    ("recordnotfound", "object_not_found"),
+    ("release: not found",),
     ("nosuch",),
     ("notfound",),
     ("the specified ",),
     ("not found", "does not exist", "doesn't exist"),
     ("404 client error",),
     ("resource_missing",),
+    ("404",),
     ("404",),
     ("not found",),
     ("not found", "does not exist"),
@@ -239,7 +280,8 @@ _EXCLUDE = re.compile(
 _ERROR_HEAD = re.compile(
     r"\A\s*(?:<tool_use_error>|error\b|fatal:|(?-i:E: )|exit code [1-9]|traceback \(most recent|"
     r"[\w.]*(?:error|exception|notfound):|\{\s*[\"']?(?:error\w*|message)[\"']?\s*:|"
-    r"http/[\d.]+ 404|\[error\]|\[\s*\{\s*\"errorcode\"|404 not found|"
+    r"http/[\d.]+ 404|http 4\d\d\b|\[error\]|\[\s*\{\s*\"errorcode\"|404 not found|"
+    r"an error occurred \(|"
     r"\(eval\):|(?:ba|z|)sh: |[\w./-]+: (?:cannot|'?[^\s:]+'?: no such file))",
     re.IGNORECASE,
 )
@@ -253,10 +295,20 @@ _ERROR_INSIDE = re.compile(
 )
 
 
-def _error_inside(output: str) -> bool:
-    """``_ERROR_INSIDE`` in the first 2,000 characters of ``output``, tried only when a string
-    its matches hold is near the start (the regex has no literal to skip to, and most outputs
-    are neither JSON objects nor Windows errors)."""
+# A harness's exit status closing the output (`[exit status 1]`, `exited with code 2`).
+_ERROR_TAIL = re.compile(
+    r"(?:exit (?:status|code)|exited with (?:code|status))\s*:?\s*[1-9]\d*\]?\s*\Z", re.I
+)
+
+
+def _says_error(output: str) -> bool:
+    """Whether an output no flag marks still says it failed: ``_ERROR_INSIDE`` in its first
+    2,000 characters or ``_ERROR_TAIL`` in its last 120. Each regex is tried only where a
+    string its matches hold is (neither has a literal to skip to, and this runs on most
+    outputs): "exit" (as "xit") near the end, a JSON key near the start, "annot find "."""
+    start = max(0, len(output) - 120)
+    if output.find("xit", start) >= 0 and _ERROR_TAIL.search(output, start) is not None:
+        return True
     if output[:1] == "{":
         if (
             output.find('"exit', 0, 600) < 0
@@ -371,8 +423,24 @@ _HEAD_KEYS = (*_SHELL_KEYS, "query", "mutation")
 _CREATE_WORDS = ("create", "clone", "mkdir", "init", "new")  # one is in each `_CREATES_HEAD`
 
 
-def _creating_calls(session: Session) -> list[tuple[int, str]]:
-    """The session's calls that create something and did not fail: (index, input text)."""
+_DELETES_NAME = re.compile(r"delete|remove|destroy|uninstall|terminate|(?:^|_)drop(?:_|$)", re.I)
+_DELETES_HEAD = re.compile(
+    r"^\W*(?:[\w.-]+\s+){0,3}(?:delete|remove|destroy|uninstall|terminate|drop|rm)\b", re.I
+)
+_DELETE_WORDS = ("delete", "remove", "destroy", "uninstall", "terminate", "drop", "rm")
+
+
+def _lifecycle_calls(session: Session) -> tuple[list[tuple[int, str]], list[tuple[int, str]]]:
+    """The session's calls that create something and those that delete something, each that
+    did not fail: (index, input text)."""
+    return _calls_that(session, _CREATES_NAME, _CREATES_HEAD, _CREATE_WORDS), _calls_that(
+        session, _DELETES_NAME, _DELETES_HEAD, _DELETE_WORDS
+    )
+
+
+def _calls_that(
+    session: Session, by_name: re.Pattern[str], by_head: re.Pattern[str], words: tuple[str, ...]
+) -> list[tuple[int, str]]:
     found: list[tuple[int, str]] = []
     results: dict[str, Event] | None = None
     call_kind = EventKind.TOOL_CALL
@@ -380,9 +448,9 @@ def _creating_calls(session: Session) -> list[tuple[int, str]]:
         if event.kind is not call_kind or not event.call_id:
             continue
         name = event.name or ""
-        if not _CREATES_NAME.search(name):
+        if not by_name.search(name):
             head = (_field(event, _HEAD_KEYS) or "")[:300].lower()
-            if not any(word in head for word in _CREATE_WORDS) or not _CREATES_HEAD.search(head):
+            if not any(word in head for word in words) or not by_head.search(head):
                 continue
         results = session.results_by_call() if results is None else results
         result = results.get(event.call_id)
@@ -391,13 +459,14 @@ def _creating_calls(session: Session) -> list[tuple[int, str]]:
     return found
 
 
-def _created_later(creating: list[tuple[int, str]], after: int, target: str) -> bool:
-    """Whether one of the ``creating`` calls after index ``after`` names ``target`` (or its
-    last path part)."""
+def _named_by(calls: list[tuple[int, str]], target: str, after: int = -1, before: int = -1) -> bool:
+    """Whether one of ``calls`` after index ``after`` (or before index ``before``) names
+    ``target`` (or its last path part)."""
     base = target.rstrip("/").rsplit("/", 1)[-1]
     return any(
-        at > after and (target in text or (len(base) >= 3 and base in text))
-        for at, text in creating
+        (at > after if before < 0 else at < before)
+        and (target in text or (len(base) >= 3 and base in text))
+        for at, text in calls
     )
 
 
@@ -449,7 +518,11 @@ def _is_probe(call: Event, target: str | None, extra: frozenset[str]) -> bool:
     """Whether the call only tested for existence (its own purpose, not an assumption)."""
     command = _field(call, _SHELL_KEYS)
     if command is None:
-        return bool(call.name and _PROBE_TOOL.search(call.name))
+        # A search tool that found nothing is a probe; one aimed at a container that does not
+        # exist (`index`, `table`, `path`) assumed it.
+        return bool(call.name and _PROBE_TOOL.search(call.name)) and not (
+            target and _named_as_container(call, target)
+        )
     segments = [s for s in _SHELL_SPLIT.split(command) if s.strip()]
     if not target:  # the first step that is not a `cd`-like aside (else the first step) decides
         first = None
@@ -462,11 +535,27 @@ def _is_probe(call: Event, target: str | None, extra: frozenset[str]) -> bool:
     heads = [(s, _head_word(s)) for s in segments]
     heads = [(s, h) for s, h in heads if h not in _ASIDES] or heads
     probes = _PROBE_COMMANDS | extra
-    # the segment that names the missing target decides
+    # the segment that names the missing target decides (`cd` into it too: an assumption)
+    for segment in segments:
+        if target in segment:
+            return _head_word(segment) in probes
     for segment, head in heads:
-        if target in segment or target.rsplit("/", 1)[-1] in segment:
+        if target.rsplit("/", 1)[-1] in segment:
             return head in probes
     return bool(heads) and heads[0][1] in probes
+
+
+_QUERY_KEYS = frozenset({"query", "q", "pattern", "text", "search", "term", "keyword", "keywords"})
+
+
+def _named_as_container(call: Event, target: str) -> bool:
+    """Whether ``target`` is the value of an argument that is not the search itself."""
+    if not isinstance(call.input, dict):
+        return False
+    return any(
+        key.lower() not in _QUERY_KEYS and isinstance(value, str) and target in value.split(",")
+        for key, value in call.input.items()
+    )
 
 
 def _match(output: str, extra: list[re.Pattern[str]]) -> tuple[str, re.Match[str]] | None:
@@ -524,6 +613,11 @@ def _target(category: str, found: re.Match[str], call: Event) -> tuple[str | Non
     words = what.split()
     if words and words[-1] and any(c.isdigit() or c == "_" for c in words[-1]):
         return words[-1], True  # "payment method certificate_7504069 not found"
+    command = _field(call, _SHELL_KEYS)
+    if what and command and (named_by := _COMMAND_TARGETS.get(what.lower())):
+        m = named_by.search(command)  # `helm rollback checkout-api` -> "release: not found"
+        if m:
+            return m.group("t"), False
     words = what.lower().split()
     if words and isinstance(call.input, dict):  # "payment method not found": the payment_id
         for key, value in call.input.items():
@@ -533,9 +627,29 @@ def _target(category: str, found: re.Match[str], call: Event) -> tuple[str | Non
     named = _input_value_in(call, found.string)
     if named:  # `{"shipment_id": "SHP-40912"}` -> "Shipment SHP-40912 not found", a 404 URL
         return named, False
-    return _field(call, _PATH_KEYS) or _id_argument(call), False
+    path = _field(call, _PATH_KEYS)
+    if path and category == "http404":  # `/admin/api/orders/5630114021513.json`: the order
+        return _url_object(path), False
+    return path or _id_argument(call), False
 
 
+_URL_ID = re.compile(r"[\w-]*\d{3,}[\w-]*")
+
+
+def _url_object(path: str) -> str:
+    """The object a REST path names: its last part when that is an id, else the path."""
+    last = path.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+    last = last.rsplit(".", 1)[0] if "." in last else last
+    return last if _URL_ID.fullmatch(last) else path
+
+
+# What a command names for an error that does not: helm's release (its first argument).
+_COMMAND_TARGETS = {
+    "release": re.compile(
+        r"\bhelm\s+(?:status|rollback|uninstall|upgrade|get\s+\w+|history|test)"
+        r"\s+(?:-\S+\s+)*(?P<t>[\w.-]+)"
+    ),
+}
 _ID_KEY = re.compile(r"(?:^|_)(?:id|key)$|[a-z](?:Id|Key)$")
 
 
@@ -618,7 +732,8 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
     calls = {e.call_id: e for e in session.events if e.kind is call_kind and e.call_id}
     signals: list[Signal] = []
     reported: dict[str, Signal] = {}  # missing target -> its signal
-    creating: list[tuple[int, str]] | None = None  # calls that create something (on first need)
+    # The calls that create and that delete something (on first need).
+    lifecycle: tuple[list[tuple[int, str]], list[tuple[int, str]]] | None = None
     probes = 0
     for result in session.events:
         is_result = result.kind is result_kind and result.call_id is not None
@@ -631,7 +746,7 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
             continue
         # A configured pattern says itself that its text is an error.
         unflagged = (
-            not result.is_error and not _ERROR_HEAD.match(output) and not _error_inside(output)
+            not result.is_error and not _ERROR_HEAD.match(output) and not _says_error(output)
         )
         if unflagged and (not extra or not any(p.search(output[:4000]) for p in extra)):
             continue
@@ -655,10 +770,14 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
         # assuming it was installed, as with a missing command.)
         if target and from_message and category != "module" and not _named_in_input(target, call):
             continue
-        # "Is the name free?" before creating it (a repository, a record): an existence check.
+        # "Is the name free?" before creating it (a repository, a record), or "is it gone?"
+        # after deleting it: an existence check.
         if target and category in _LOOKUPS:
-            creating = _creating_calls(session) if creating is None else creating
-            if creating and _created_later(creating, result.index, target):
+            lifecycle = _lifecycle_calls(session) if lifecycle is None else lifecycle
+            creating, deleting = lifecycle
+            if _named_by(creating, target, after=result.index) or _named_by(
+                deleting, target, before=call.index
+            ):
                 probes += 1
                 continue
         first_line = found.group(0).strip().splitlines()[0][:80]

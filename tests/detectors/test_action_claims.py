@@ -345,6 +345,11 @@ _CLAIM_EXAMPLES = {
         "The pull request is now up.",
         "The merge request has been submitted.",
     ],
+    "CI is green": [
+        "The pipeline is green on PR #1187.",
+        "CI passed.",
+        "All CI checks are green.",
+    ],
     "merged": [
         "Merged into main.",
         "PR #412 has been squash-merged.",
@@ -357,6 +362,7 @@ _CLAIM_EXAMPLES = {
     ],
     "deployed": [
         "Shipped to production.",
+        "I've kicked off a deploy to staging.",
         "payments-api 2.14.0 is rolled out in `prod`.",
         "The app was deployed.",
         "Deployment is complete.",
@@ -735,6 +741,103 @@ def test_failures_as_data_and_claims_without_a_subject(
     ],
 )
 def test_more_coding_claims(
+    commands: list[tuple[str, str, bool]], reply: str, expected: list[str]
+) -> None:
+    events = [Event(EventKind.USER, text="Go ahead.")]
+    for n, (command, output, failed) in enumerate(commands):
+        events += _bash(f"c{n}", command, output, failed)
+    events.append(Event(EventKind.ASSISTANT, text=reply))
+    assert [s.kind for s in action_claims(_session(events), ActionClaimsParams())] == expected
+
+
+@pytest.mark.parametrize(
+    ("tools", "calls", "reply", "expected"),
+    [
+        # Another claim's verb ("sent") does not bring its tool in: the refund was never issued.
+        (
+            {"IssueRefund", "SendCustomerEmail"},
+            [("SendCustomerEmail", {"to": "p@x.io"}, '{"sent": true}', False)],
+            "I've issued a refund of $49.00, and sent a confirmation to p@x.io.",
+            [UNBACKED],
+        ),
+        # The object a claim names settles it: SO-1 was cancelled though SO-2's cancel failed.
+        (
+            {"cancelOrder"},
+            [
+                ("cancelOrder", {"orderId": "SO-1"}, '{"status": "cancelled"}', False),
+                ("cancelOrder", {"orderId": "SO-2"}, "Error: ORDER_NOT_CANCELLABLE", True),
+            ],
+            "I've cancelled order SO-1.",
+            [],
+        ),
+        (
+            {"cancelOrder"},
+            [
+                ("cancelOrder", {"orderId": "SO-1"}, '{"status": "cancelled"}', False),
+                ("cancelOrder", {"orderId": "SO-2"}, "Error: ORDER_NOT_CANCELLABLE", True),
+            ],
+            "I've cancelled order SO-2.",
+            [CONTRADICTED],
+        ),
+        # The subject left out before an id.
+        (
+            {"approveInvoice"},
+            [("approveInvoice", {"invoiceId": "INV-1051"}, "Error: over approver limit", True)],
+            "Approved INV-1051 ($31,400.00).",
+            [CONTRADICTED],
+        ),
+    ],
+)
+def test_named_objects_and_tool_names_in_any_case(
+    tools: set[str],
+    calls: list[tuple[str, dict[str, str], str, bool]],
+    reply: str,
+    expected: list[str],
+) -> None:
+    events = [Event(EventKind.USER, text="Please do it.")]
+    for n, (name, args, output, error) in enumerate(calls):
+        events += _tool(f"t{n}", name, args, output, error)
+    events.append(Event(EventKind.ASSISTANT, text=reply))
+    signals = action_claims(_session(events, frozenset(tools)), ActionClaimsParams())
+    assert [s.kind for s in signals] == expected
+
+
+@pytest.mark.parametrize(
+    ("commands", "reply", "expected"),
+    [
+        (
+            [("pnpm turbo run test lint", "Tasks: 16 successful, 16 total", False)],
+            "Tests pass.",
+            [],
+        ),
+        ([("npx nx affected -t test", "Successfully ran target test", False)], "Tests pass.", []),
+        ([("make ci", "212 passed", False)], "All 212 tests pass.", []),
+        # CI: the run watched failed, or every check passed ("0 failing" is no failure).
+        (
+            [("gh run watch 99 --exit-status", "X test (3.12) failed", True)],
+            "The pipeline is green.",
+            [CONTRADICTED],
+        ),
+        (
+            [
+                (
+                    "gh pr checks 482",
+                    "All checks were successful\n0 cancelled, 0 failing, 3 successful",
+                    False,
+                )
+            ],
+            "The pipeline is green on #482.",
+            [],
+        ),
+        ([("git status", "clean", False)], "The pipeline is green.", [UNBACKED]),
+        (
+            [("pnpm turbo run build", "ok", False)],
+            "I've kicked off a deploy to staging.",
+            [UNBACKED],
+        ),
+    ],
+)
+def test_monorepo_runners_ci_and_deploys(
     commands: list[tuple[str, str, bool]], reply: str, expected: list[str]
 ) -> None:
     events = [Event(EventKind.USER, text="Go ahead.")]

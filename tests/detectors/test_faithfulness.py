@@ -337,3 +337,33 @@ def _call_and_output(call_id: str, output: str) -> list[dict[str, object]]:
         {"role": "assistant", "content": None, "tool_calls": [call]},
         {"role": "tool", "tool_call_id": call_id, "content": output},
     ]
+
+
+@pytest.mark.parametrize(
+    ("output", "reply", "expected"),
+    [
+        # A number naming a part of a document is no count ("Section 6.2 gives ...").
+        ("Notice period: 10 days.", "Section 6.2 gives you 10 days' notice.", []),
+        # `E-214`-style codes are read (and checked).
+        ("Codes: E-201, E-204, E-209.", "Press reset; if E-214 shows, call support.", ["E-214"]),
+        # "Up to $10,000" quotes a limit: a $5,000 cap does not support it.
+        ("Reimbursement: up to $5,000 per lifetime.", "You can claim up to $10,000.", ["$10,000"]),
+        ("Reimbursement: up to $5,000 per lifetime.", "You can claim up to $5,000.", []),
+    ],
+)
+def test_document_references_codes_and_limits(output: str, reply: str, expected: list[str]) -> None:
+    assert _values(output, reply) == expected
+
+
+def test_a_document_quoted_twice_does_not_double_its_numbers() -> None:
+    """The same cap in two outputs is one fact: `$5,000` twice is no `$10,000`."""
+    document = "Family-building benefit: $5,000 per lifetime."
+    session = _read(
+        [
+            {"role": "user", "content": "What is the benefit?"},
+            *_call_and_output("c1", json.dumps({"results": [{"content": document}]})),
+            *_call_and_output("c2", json.dumps({"hits": [{"text": document}]})),
+            {"role": "assistant", "content": "The benefit covers $10,000 in total."},
+        ]
+    )
+    assert [s.value for s in faithfulness(session, FaithfulnessParams())] == ["$10,000"]

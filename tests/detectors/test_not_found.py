@@ -293,3 +293,108 @@ def test_a_missing_record_is_named_by_the_calls_id_argument() -> None:
         "0018d00000XkQ2vAAF",
         "SYNC-1187",
     ]
+
+
+@pytest.mark.parametrize(
+    ("command", "output", "expected"),
+    [
+        # zsh names the path last; a `cd` into it is an assumption, not a probe.
+        (
+            "cd infra/nginx && grep -rn client_max_body_size .",
+            "Exit code 1\n(eval):cd:1: no such file or directory: infra/nginx",
+            ["infra/nginx"],
+        ),
+        (
+            "java -jar etl.jar --config conf/prod.properties",
+            'Exception in thread "main" java.io.FileNotFoundException: conf/prod.properties (No'
+            " such file or directory)",
+            ["conf/prod.properties"],
+        ),
+        # A harness's closing exit status marks the output as a failure.
+        (
+            "pip install xlsx-export-utils",
+            "Defaulting to user installation\nERROR: Could not find a version that satisfies the"
+            " requirement xlsx-export-utils (from versions: none)\n\n[exit status 1]",
+            ["xlsx-export-utils"],
+        ),
+        (
+            "gcloud container clusters get-credentials shop-gke --region us-central1",
+            "ERROR: (gcloud.container.clusters.get-credentials) ResponseError: code=404, "
+            "message=Not found: projects/acme/locations/us-central1/clusters/shop-gke.",
+            ["shop-gke"],
+        ),
+        (
+            "aws iam attach-role-policy --role-name orders-exec --policy-arn arn:aws:iam::x",
+            "An error occurred (NoSuchEntity) when calling the AttachRolePolicy operation: The role"
+            " with name orders-exec cannot be found.",
+            ["orders-exec"],
+        ),
+        (
+            "aws dynamodb describe-table --table-name OrdersV2",
+            "An error occurred (ResourceNotFoundException) when calling the DescribeTable "
+            "operation: Requested resource not found: Table: OrdersV2 not found",
+            ["OrdersV2"],
+        ),
+        (
+            "mysql -e 'use legacy_crm'",
+            "ERROR 1049 (42000): Unknown database 'legacy_crm'",
+            ["legacy_crm"],
+        ),
+        (
+            "helm rollback checkout-api -n shop --wait",
+            "Error: release: not found",
+            ["checkout-api"],
+        ),
+    ],
+)
+def test_more_runtimes_and_services(command: str, output: str, expected: list[str]) -> None:
+    signals = not_found(_bash_session(command, output), NotFoundParams())
+    assert [s.value for s in signals] == expected
+
+
+def test_services_answering_404_with_data_and_search_tools_on_missing_containers() -> None:
+    session = _calls_session(
+        [
+            ("zendesk_get_ticket", {"ticket_id": 48213}, 'HTTP 404\n{"error":"RecordNotFound"}'),
+            ("shopify_get", {"path": "/admin/api/2024-07/orders/5630114021513.json"}, "HTTP 404"),
+            # A search aimed at an index that does not exist assumed it; one that found nothing
+            # is a probe.
+            (
+                "es_search",
+                {"index": "logs-2025.06.31", "query": "level:ERROR"},
+                "Error: NotFoundError(404, 'index_not_found_exception', 'no such index "
+                "[logs-2025.06.31]')",
+            ),
+        ]
+    )
+    values = [s.value for s in not_found(session, NotFoundParams())]
+    assert values == ["48213", "5630114021513", "logs-2025.06.31"]
+
+
+def test_a_check_that_a_deleted_object_is_gone_is_a_probe() -> None:
+    deleted = _calls_session(
+        [
+            (
+                "bash",
+                {"command": "kubectl delete namespace preview-482"},
+                'namespace "preview-482" deleted',
+            ),
+            (
+                "bash",
+                {"command": "kubectl get namespace preview-482"},
+                'Error from server (NotFound): namespaces "preview-482" not found',
+            ),
+        ]
+    )
+    assert not_found(deleted, NotFoundParams()) == []
+    assert deleted.meta["not_found_probes"] == 1
+    never = _calls_session(
+        [
+            (
+                "bash",
+                {"command": "kubectl get namespace preview-482"},
+                'Error from server (NotFound): namespaces "preview-482" not found',
+            )
+        ]
+    )
+    assert [s.value for s in not_found(never, NotFoundParams())] == ["preview-482"]
