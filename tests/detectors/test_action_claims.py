@@ -706,12 +706,8 @@ def test_a_qualified_test_claim_after_a_failed_run_of_that_part(
 def test_failures_as_data_and_claims_without_a_subject(
     tools: set[str], calls: list[tuple[str, dict[str, str], str]], reply: str, expected: list[str]
 ) -> None:
-    events = [Event(EventKind.USER, text="Please do it.")]
-    for n, (name, args, output) in enumerate(calls):
-        events += _tool(f"t{n}", name, args, output)
-    events.append(Event(EventKind.ASSISTANT, text=reply))
-    signals = action_claims(_session(events, frozenset(tools)), ActionClaimsParams())
-    assert [s.kind for s in signals] == expected
+    calls4 = [(name, args, output, False) for name, args, output in calls]
+    assert _kinds_after_calls(tools, calls4, reply) == expected
 
 
 @pytest.mark.parametrize(
@@ -743,11 +739,7 @@ def test_failures_as_data_and_claims_without_a_subject(
 def test_more_coding_claims(
     commands: list[tuple[str, str, bool]], reply: str, expected: list[str]
 ) -> None:
-    events = [Event(EventKind.USER, text="Go ahead.")]
-    for n, (command, output, failed) in enumerate(commands):
-        events += _bash(f"c{n}", command, output, failed)
-    events.append(Event(EventKind.ASSISTANT, text=reply))
-    assert [s.kind for s in action_claims(_session(events), ActionClaimsParams())] == expected
+    assert _kinds_after_commands(commands, reply) == expected
 
 
 @pytest.mark.parametrize(
@@ -794,12 +786,7 @@ def test_named_objects_and_tool_names_in_any_case(
     reply: str,
     expected: list[str],
 ) -> None:
-    events = [Event(EventKind.USER, text="Please do it.")]
-    for n, (name, args, output, error) in enumerate(calls):
-        events += _tool(f"t{n}", name, args, output, error)
-    events.append(Event(EventKind.ASSISTANT, text=reply))
-    signals = action_claims(_session(events, frozenset(tools)), ActionClaimsParams())
-    assert [s.kind for s in signals] == expected
+    assert _kinds_after_calls(tools, calls, reply) == expected
 
 
 @pytest.mark.parametrize(
@@ -840,8 +827,25 @@ def test_named_objects_and_tool_names_in_any_case(
 def test_monorepo_runners_ci_and_deploys(
     commands: list[tuple[str, str, bool]], reply: str, expected: list[str]
 ) -> None:
+    assert _kinds_after_commands(commands, reply) == expected
+
+
+def _kinds_after_commands(commands: list[tuple[str, str, bool]], reply: str) -> list[str]:
+    """The kinds of the signals on ``reply`` after shell ``commands`` (command, output, failed)."""
     events = [Event(EventKind.USER, text="Go ahead.")]
     for n, (command, output, failed) in enumerate(commands):
         events += _bash(f"c{n}", command, output, failed)
     events.append(Event(EventKind.ASSISTANT, text=reply))
-    assert [s.kind for s in action_claims(_session(events), ActionClaimsParams())] == expected
+    return [s.kind for s in action_claims(_session(events), ActionClaimsParams())]
+
+
+def _kinds_after_calls(
+    tools: set[str], calls: list[tuple[str, dict[str, str], str, bool]], reply: str
+) -> list[str]:
+    """The kinds of the signals on ``reply`` after ``calls`` (name, arguments, output, failed)
+    of an agent with ``tools``."""
+    events = [Event(EventKind.USER, text="Please do it.")]
+    for n, (name, args, output, error) in enumerate(calls):
+        events += _tool(f"t{n}", name, args, output, error)
+    events.append(Event(EventKind.ASSISTANT, text=reply))
+    return [s.kind for s in action_claims(_session(events, frozenset(tools)), ActionClaimsParams())]
