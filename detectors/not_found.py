@@ -262,6 +262,13 @@ _NEEDS: list[tuple[str, ...]] = [
     ("not found", "does not exist"),
 ]
 _CHECKS = [(c, p, n, _WINDOWS.get(p, 0)) for (c, p), n in zip(_PATTERNS, _NEEDS, strict=True)]
+# Each need once, with the patterns (by index in `_CHECKS`) it lets through: the needs a text
+# holds are found in one pass, and only their patterns are tried, in `_CHECKS` order.
+_NEED_LIST = sorted({need for needs in _NEEDS for need in needs})
+_BY_NEED: dict[str, list[int]] = {need: [] for need in _NEED_LIST}
+for _i, _needs in enumerate(_NEEDS):
+    for _need in _needs:
+        _BY_NEED[_need].append(_i)
 _EXCLUDE_NEEDS = (
     "string to replace not found",
     "did not appear verbatim",
@@ -564,12 +571,12 @@ def _match(output: str, extra: list[re.Pattern[str]]) -> tuple[str, re.Match[str
         if found := pattern.search(text):
             return "custom", found
     folded = fold_case(text)
-    for category, pattern, needs, window in _CHECKS:
-        for need in needs:
-            if need in folded:
-                break
-        else:
-            continue  # the pattern cannot match: see `_NEEDS`
+    present = [need for need in _NEED_LIST if need in folded]
+    if not present:
+        return None  # no pattern can match: see `_NEEDS`
+    tried = sorted({i for need in present for i in _BY_NEED[need]})
+    for i in tried:
+        category, pattern, needs, window = _CHECKS[i]
         if window and len(folded) == len(text):
             found = _search_before(pattern, text, folded, needs, window)
         else:
