@@ -168,14 +168,9 @@ class _Event:
         return digit_runs(self.text)
 
     @cached_property
-    def columns(self) -> dict[str, list[float]]:
-        """A JSON output's numbers by key path (see ``_json_columns``); empty for other text."""
-        if self.text.lstrip()[:1] not in ("{", "["):
-            return {}
-        try:
-            return _json_columns(orjson.loads(self.text))
-        except orjson.JSONDecodeError:
-            return {}
+    def columns(self) -> dict[str, list[float]] | None:
+        """A JSON output's numbers by key path (see ``json_columns``); None for other text."""
+        return json_columns(self.text)
 
     @cached_property
     def run_sums(self) -> set[float]:
@@ -184,7 +179,7 @@ class _Event:
         connection) or in one column of a text table (a query's rows), within runs of at most
         ``_RUN`` items."""
         columns = self.columns
-        return _column_sums(columns.values()) if columns else run_sums(self.text)
+        return _column_sums(table_columns(self.text) if columns is None else columns.values())
 
     @cached_property
     def has_money_sign(self) -> bool:
@@ -220,29 +215,21 @@ _RUN_SUMS_MAX = 20_000  # sums kept per output: a huge listing is not summed wit
 _ACROSS = 8  # the newest outputs whose like fields are summed across calls
 
 
-def run_sums(text: str) -> set[float]:
-    """Sums (rounded to cents) of 2 to ``_RUN`` consecutive numbers of one column of the output
-    ``text``: a key path of a JSON document (list positions ignored), else a column of the text
-    tables it prints (see ``table_columns``)."""
-    if text.lstrip()[:1] in ("{", "["):
-        try:
-            data = orjson.loads(text)
-        except orjson.JSONDecodeError:
-            pass
-        else:
-            return _column_sums(_json_columns(data).values())
-    return _column_sums(table_columns(text))
+def json_columns(text: str) -> dict[str, list[float]] | None:
+    """The numbers of the JSON document ``text`` by key path (see ``_json_columns``); None when
+    ``text`` is not JSON."""
+    if text.lstrip()[:1] not in ("{", "["):
+        return None
+    try:
+        return _json_columns(orjson.loads(text))
+    except orjson.JSONDecodeError:
+        return None
 
 
 def json_run_sums(text: str) -> set[float]:
-    """``run_sums`` of a JSON document; empty when ``text`` is not JSON."""
-    if text.lstrip()[:1] not in ("{", "["):
-        return set()
-    try:
-        data = orjson.loads(text)
-    except orjson.JSONDecodeError:
-        return set()
-    return _column_sums(_json_columns(data).values())
+    """Sums (rounded to cents) of 2 to ``_RUN`` consecutive numbers under one key path of the
+    JSON document ``text`` (list positions ignored); empty when ``text`` is not JSON."""
+    return _column_sums((json_columns(text) or {}).values())
 
 
 def _column_sums(columns: Iterable[list[float]]) -> set[float]:
@@ -649,7 +636,7 @@ class _Context:
         if self._across_sums is None or self._across_sums[0] != len(self.texts):
             merged: defaultdict[str, list[float]] = defaultdict(list)
             for i in range(max(0, len(self.texts) - _ACROSS), len(self.texts)):
-                for path, values in self.event(i).columns.items():
+                for path, values in (self.event(i).columns or {}).items():
                     merged[path] += values
             self._across_sums = (len(self.texts), _column_sums(merged.values()))
         return self._across_sums[1]
