@@ -187,8 +187,27 @@ def sentences(text: str) -> list[str]:
     return _split(reply_text(text))
 
 
+# Where a `_SENTENCE` break may start: a newline, or just after a sentence's closing mark (the
+# pattern itself starts with a lookahead, which the regex engine tries at every position).
+_SENTENCE_AT = re.compile(r"[.!?\n]")
+
+
 def _split(prose: str) -> list[str]:
-    return [s.strip(" \t-*#|•") for s in _SENTENCE.split(prose) if s.strip(" \t-*#|")]
+    """``_SENTENCE.split(prose)``, stripped, blank pieces left out; `_SENTENCE` is only tried
+    where a break may start (see ``_SENTENCE_AT``)."""
+    pieces: list[str] = []
+    last = pos = 0
+    search, match = _SENTENCE_AT.search, _SENTENCE.match
+    while (t := search(prose, pos)) is not None:
+        at = t.start()
+        pos = at + 1
+        m = match(prose, at if prose[at] == "\n" else pos)
+        if m is not None:
+            pieces.append(prose[last : m.start()])
+            last = m.end()
+            pos = max(pos, last)
+    pieces.append(prose[last:])
+    return [s.strip(" \t-*#|•") for s in pieces if s.strip(" \t-*#|")]
 
 
 # A noun phrase right before the subject: a relative clause ("the data we submitted", "the file

@@ -269,6 +269,20 @@ _BY_NEED: dict[str, list[int]] = {need: [] for need in _NEED_LIST}
 for _i, _needs in enumerate(_NEEDS):
     for _need in _needs:
         _BY_NEED[_need].append(_i)
+
+
+def _need_tree(needs: list[str]) -> list[tuple[str, list[str]]]:
+    """The needs that hold no other (roots), each with the needs that hold it first of the
+    roots: a text lacking a root lacks them all, so most texts are searched for the roots alone."""
+    roots = [n for n in needs if not any(o != n and o in n for o in needs)]
+    tree: dict[str, list[str]] = {root: [] for root in roots}
+    for need in needs:
+        if need not in tree:
+            tree[next(root for root in roots if root in need)].append(need)
+    return list(tree.items())
+
+
+_NEED_TREE = _need_tree(_NEED_LIST)
 _EXCLUDE_NEEDS = (
     "string to replace not found",
     "did not appear verbatim",
@@ -571,7 +585,11 @@ def _match(output: str, extra: list[re.Pattern[str]]) -> tuple[str, re.Match[str
         if found := pattern.search(text):
             return "custom", found
     folded = fold_case(text)
-    present = [need for need in _NEED_LIST if need in folded]
+    present: list[str] = []
+    for root, holders in _NEED_TREE:
+        if root in folded:
+            present.append(root)
+            present += [need for need in holders if need in folded]
     if not present:
         return None  # no pattern can match: see `_NEEDS`
     tried = sorted({i for need in present for i in _BY_NEED[need]})

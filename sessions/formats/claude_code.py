@@ -69,6 +69,9 @@ _PROGRESS_WITHIN = 4096  # a progress line's type comes before its data; later h
 _NO_STAMP: Any = object()
 _PLAIN_END = b'"}'  # how a progress line ends: a string member (uuid, timestamp) last
 _AGENT_PROGRESS = b"agent_progress"
+_TYPE = b'"type":"'
+_BLANKS = frozenset(b" \t\r\n\x0b\x0c")  # what `bytes.strip` strips
+_DATA_TYPE = _PROGRESS + b',"data":{"type":"'
 # A tool-result line's `toolUseResult` repeats the result in structured form (a file's content,
 # a command's stdout): about half the bytes of a project file. It is only needed when it is an
 # error string or describes a spawned sub-agent, so long lines are decoded without it first.
@@ -110,6 +113,16 @@ def sniff(doc: Document) -> bool:
     return False
 
 
+def _agent_progress(raw: bytes, at: int, end: int) -> bool:
+    """Whether the progress line in ``raw[:end]`` whose type is at ``at`` may be an
+    ``agent_progress`` one. Hook and shell progress write their data's type first
+    (`"data":{"type":"bash_progress","output":...`), which settles it without reading the output
+    that follows; otherwise any mention of the type counts."""
+    if raw.startswith(_DATA_TYPE, at):
+        return raw.startswith(_AGENT_PROGRESS, at + len(_DATA_TYPE))
+    return raw.find(_AGENT_PROGRESS, at, end) >= 0
+
+
 def _blocks(content: Any) -> list[Any]:
     if isinstance(content, list):
         return content
@@ -127,24 +140,32 @@ def _is_synthetic_text(text: str) -> bool:
 
 
 class _Deferred:
-    """A line's ``toolUseResult``, not decoded yet: the bytes of its value and of the line."""
+    """A line's ``toolUseResult``, not decoded yet: where its value and its line lie in the
+    file's bytes (nothing is copied: most are never decoded)."""
 
-    __slots__ = ("line", "value")
+    __slots__ = ("body", "line", "value")
 
-    def __init__(self, value: bytes, line: bytes) -> None:
+    def __init__(self, body: bytes, value: tuple[int, int], line: tuple[int, int]) -> None:
+        self.body = body
         self.value = value
         self.line = line
 
+    def is_string(self) -> bool:
+        return self.body[self.value[0]] == 0x22
+
     def decode(self) -> Any:
+        body, (start, end) = self.body, self.value
         try:
-            return orjson.loads(self.value)
+            return orjson.loads(body[start:end])
         except orjson.JSONDecodeError:  # more than one member was cut: read it from the line
-            return orjson.loads(self.line).get("toolUseResult")
+            start, end = self.line
+            return orjson.loads(body[start:end]).get("toolUseResult")
 
 
-def _without_result(raw: bytes) -> dict[str, Any] | None:
-    """A long tool-result line decoded without its ``toolUseResult`` (kept as a ``_Deferred``),
-    or ``None`` when the line is not one, so it is decoded whole.
+def _without_result(body: bytes, start: int, end: int, at: int) -> dict[str, Any] | None:
+    """The long tool-result line ``body[start:end]`` decoded without its ``toolUseResult``
+    (kept as a ``_Deferred``), or ``None`` when the line is not one, so it is decoded whole;
+    ``at``: where the line's first `"type":"` is.
 
     The member is cut from its top-level key to the plain members that end the line
     (``,"sourceToolAssistantUUID":"..."}``). That the rest decodes proves the cut was at the top
@@ -153,24 +174,25 @@ def _without_result(raw: bytes) -> dict[str, Any] | None:
     cut), and the value is decoded whenever it is needed (``_Reader._tool_result``). The last
     line is always decoded whole, so a file cut off inside the value still fails as truncated.
     """
-    start = raw.find(_USER_LINE, 0, _PROGRESS_WITHIN)
-    cut = raw.find(_RESULT_KEY, start) if start > 0 else -1
-    if cut < 0 or raw[-1] != 0x7D:
+    if not body.startswith(_USER_LINE, at):
+        at = body.find(_USER_LINE, start, min(end, start + _PROGRESS_WITHIN))
+    cut = body.find(_RESULT_KEY, at, end) if at > start else -1
+    if cut < 0 or body[end - 1] != 0x7D:
         return None
-    pos = len(raw) - 1  # the final brace; the plain members before it are kept
-    while (member := raw.rfind(b',"', cut + 1, pos)) > 0 and _PLAIN_MEMBER.fullmatch(
-        raw, member, pos
+    pos = end - 1  # the final brace; the plain members before it are kept
+    while (member := body.rfind(b',"', cut + 1, pos)) > 0 and _PLAIN_MEMBER.fullmatch(
+        body, member, pos
     ):
         pos = member
     try:
-        line = orjson.loads(raw[:cut] + raw[pos:])
+        line = orjson.loads(body[start:cut] + body[pos:end])
     except orjson.JSONDecodeError:
         return None
     message = line.get("message")
     content = message.get("content") if isinstance(message, dict) else None
     if not (isinstance(content, list) and len(content) == 1 and _is_result(content[0])):
         return None
-    line["toolUseResult"] = _Deferred(raw[cut + len(_RESULT_KEY) : pos], raw)
+    line["toolUseResult"] = _Deferred(body, (cut + len(_RESULT_KEY), pos), (start, end))
     return line
 
 
@@ -221,6 +243,7 @@ class _Reader:
         size, find = len(body), body.find
         final = size - 1 if body.endswith(b"\n") else size  # where the last line ends
         loads, skip, take = orjson.loads, self._skip, self._line  # bound once for every line
+        view = memoryview(body)  # a line is decoded where it lies, not copied out first
         segment = self.segment
         end = -1
         while end < final:
@@ -229,8 +252,11 @@ class _Reader:
             if end < 0:
                 end = size
             window = start + _PROGRESS_WITHIN
-            at = find(_PROGRESS, start, end if end < window else window)
-            if at > start and end != final:
+            # The line's first `"type":"`: a line whose first is no progress line's type is
+            # decoded (a progress line's plain members come first; see `_skip`).
+            at = find(_TYPE, start, end if end < window else window)
+            progress = at > start and end != final and body.startswith(_PROGRESS, at)
+            if progress:
                 # `_skip`, inline for the usual progress line: the members between its first
                 # and its type as the last skipped one wrote them (the session id among them).
                 cut = at - len(segment)
@@ -240,24 +266,34 @@ class _Reader:
                     and find(b"{", start + 1, cut) < 0
                     and find(b"[", start + 1, cut) < 0
                     and body.endswith(_PLAIN_END, start, end)
-                    and find(_AGENT_PROGRESS, at, end) < 0
+                    and not _agent_progress(body, at, end)
                 ):
                     continue
-            raw = body[start:end].strip()
-            if not raw:
-                continue
-            if at > start and end != final:
-                at = raw.find(_PROGRESS, 0, _PROGRESS_WITHIN)
-                if at > 0 and skip(raw, at):
+            last = end == final
+            if body[start] != 0x7B or body[end - 1] != 0x7D:  # blanks around it, or no object
+                while start < end and body[start] in _BLANKS:
+                    start += 1
+                while end > start and body[end - 1] in _BLANKS:
+                    end -= 1
+                if start == end:
+                    continue
+            if progress:
+                raw = body[start:end]
+                found = raw.find(_PROGRESS, 0, _PROGRESS_WITHIN)
+                if found > 0 and skip(raw, found):
                     segment = self.segment
                     continue
-            value = _without_result(raw) if len(raw) > _DEFER_FROM and end != final else None
+            value = (
+                _without_result(body, start, end, at)
+                if end - start > _DEFER_FROM and not last
+                else None
+            )
             if value is None:
                 try:
-                    value = loads(raw)
+                    value = loads(view[start:end])
                 except orjson.JSONDecodeError:
                     # Raises with the document's message (which names the line).
-                    value = doc.decode_line(body.count(b"\n", 0, start), raw)
+                    value = doc.decode_line(body.count(b"\n", 0, start), body[start:end])
             take(value, handlers)
         return self._session()
 
@@ -301,7 +337,7 @@ class _Reader:
             return False
         if not self._known_session(raw, at):
             return False
-        return raw.endswith(_PLAIN_END) and raw.find(_AGENT_PROGRESS, at) < 0
+        return raw.endswith(_PLAIN_END) and not _agent_progress(raw, at, len(raw))
 
     def _known_session(self, raw: bytes, at: int) -> bool:
         """Whether the known ``sessionId`` is written before ``at``. A progress line usually
@@ -435,7 +471,7 @@ class _Reader:
         if not isinstance(call_id, str):
             call_id = None
         if extra.__class__ is _Deferred and (
-            extra.value[:1] == b'"' or (call_id is not None and call_id in self.spawn_types)
+            extra.is_string() or (call_id is not None and call_id in self.spawn_types)
         ):
             extra = extra.decode()  # a string (an error?) or a sub-agent's description
         content = block.get("content")

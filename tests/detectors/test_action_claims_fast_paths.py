@@ -1,5 +1,6 @@
 """The action_claims quick paths answer as the plain code does: the sentence split with its
-lookahead in front, and the shell-command lookup that passes calls with no command key."""
+lookahead in front, the split that tries it only where a break may start, and the
+shell-command lookup that passes calls with no command key."""
 
 from __future__ import annotations
 
@@ -40,6 +41,34 @@ def test_sentence_split_is_the_plain_split_on_random_prose() -> None:
     for prose in _random_prose(20_000):
         assert _SENTENCE.split(prose) == _PLAIN_SENTENCE.split(prose), repr(prose)
     assert _split("Done. All tests pass") == ["Done.", "All tests pass"]
+
+
+def _plain_split(prose: str) -> list[str]:
+    """``_split`` as first written: ``_SENTENCE`` tried at every position."""
+    return [s.strip(" \t-*#|•") for s in _SENTENCE.split(prose) if s.strip(" \t-*#|")]
+
+
+_ABBREVIATED = [
+    "Booked with Dr. Okafor. Done.",
+    "Paid e.g. fees.\nNext",
+    "See No. 5.Then *this*",
+    "Dr.\nSmith is in. Mr. \nX",
+    "vs. them!And?\n\n- done.",
+]
+
+
+@pytest.mark.parametrize("prose", _PROSE + _ABBREVIATED)
+def test_split_tried_only_at_breaks_is_the_plain_split(prose: str) -> None:
+    assert _split(prose) == _plain_split(prose)
+
+
+def test_split_tried_only_at_breaks_is_the_plain_split_on_random_prose() -> None:
+    rnd = random.Random(11)
+    words = ["Dr.", "e.g.", "No.", "Mrs.", "i.e.", ". ", "!A", "?*", " \n ", "\n\n", "x", "A"]
+    texts = _random_prose(20_000)
+    texts += ["".join(rnd.choices(words, k=rnd.randint(0, 12))) for _ in range(20_000)]
+    for prose in texts:
+        assert _split(prose) == _plain_split(prose), repr(prose)
 
 
 def _plain_command_text(call: Event) -> str:

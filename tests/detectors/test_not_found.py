@@ -9,7 +9,7 @@ import pytest
 from labelled_cases import load_cases
 from tests_support import shared_path
 
-from detectors.not_found import NotFoundParams, not_found
+from detectors.not_found import _NEED_LIST, _NEED_TREE, NotFoundParams, not_found
 from sessions.errors import ConfigError
 from sessions.models import Session
 from sessions.reader import SessionReader
@@ -398,3 +398,12 @@ def test_a_check_that_a_deleted_object_is_gone_is_a_probe() -> None:
         ]
     )
     assert [s.value for s in not_found(never, NotFoundParams())] == ["preview-482"]
+
+
+def test_need_tree_holds_every_need_once_under_a_root_it_holds() -> None:
+    # A text lacking a root lacks the needs under it: the tree must lose no need.
+    placed = [root for root, _ in _NEED_TREE] + [n for _, under in _NEED_TREE for n in under]
+    assert sorted(placed) == sorted(_NEED_LIST)
+    assert all(root in need for root, under in _NEED_TREE for need in under)
+    roots = [root for root, _ in _NEED_TREE]
+    assert not any(a != b and a in b for a in roots for b in roots)

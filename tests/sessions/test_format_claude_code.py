@@ -801,6 +801,12 @@ def test_progress_lines_skipped_unread_change_nothing() -> None:
     nested = _project_line(
         "progress", "p-nested", {"data": {"type": "hook_progress"}, "toolUseResult": {"a": 1}}
     )
+    # Its data's type, written first, settles it: the output naming another type changes nothing.
+    shell = _project_line(
+        "progress",
+        "p-shell",
+        {"data": {"type": "bash_progress", "output": '"agent_progress" a99'}, "agentId": "a99"},
+    )
     lines = [
         _project_line("user", "u-1", {"message": {"role": "user", "content": "go"}}),
         _call("a-1", "toolu_t1", "Task", {"subagent_type": "Plan", "prompt": "plan"}),
@@ -810,6 +816,7 @@ def test_progress_lines_skipped_unread_change_nothing() -> None:
         agent,  # says which call spawned a88: always read
         other_session,  # another session's id: read, so it is counted
         nested,
+        shell,
         _result("r-1", "toolu_t1", "done", {"status": "completed"}),
         _hook("p-3", "toolu_t1"),  # the last line: always decoded
     ]
