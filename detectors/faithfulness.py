@@ -370,6 +370,9 @@ def _wants_words(e: Entity, low: float, high: float) -> bool:
     return any(a - _EPS <= WORD_RANGE[1] and b + _EPS >= WORD_RANGE[0] for a, b in ranges)
 
 
+_LONG_TEXT = 512  # see `_Context.add`
+
+
 class _Context:
     """The context so far, read lazily: an entity is first looked for in the events holding it
     as written (newest first); only when that fails are all events read into the pools the full
@@ -398,17 +401,29 @@ class _Context:
         # again (a session's replies restate its numbers) is not looked for again.
         self.supported: set[Entity] = set()
         self._across_sums: tuple[int, set[float]] | None = None  # (events read, `_across`)
-        self._added: set[str] = set()  # the texts added, each once
+        # The texts added, each once: short ones in a set, long ones by length, compared only
+        # with those as long (hashing each long tool output would cost more than the rare match).
+        self._added: set[str] = set()
+        self._added_long: dict[int, list[str]] = {}
 
     def add(self, text: str, *, shared: bool = False) -> None:
         """Add an event's text; ``shared``: one that other sessions hold too (a system prompt),
         whose facts are read once for all of them."""
         # The same output again (a document retrieved twice) adds no fact, and must not double
         # its numbers (`$5,000` twice is no support for `$10,000`).
-        if text and not text.isspace() and text not in self._added:
+        if not text or text.isspace():
+            return
+        if len(text) < _LONG_TEXT:
+            if text in self._added:
+                return
             self._added.add(text)
-            self.texts.append(text)
-            self._events.append(_shared_event(text) if shared else None)
+        else:
+            same_length = self._added_long.setdefault(len(text), [])
+            if text in same_length:
+                return
+            same_length.append(text)
+        self.texts.append(text)
+        self._events.append(_shared_event(text) if shared else None)
 
     def event(self, i: int) -> _Event:
         """Event ``i``, made on first need (most events are never read)."""
