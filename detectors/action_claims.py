@@ -242,8 +242,8 @@ def is_claim(sentence: str, start: int, end: int) -> bool:
 
 # What may open a test claim's clause and leave it whole ("and", "verified (that)" ...).
 _LEAD_WORD = re.compile(
-    r"^(?:(?:and|so|now|also|great|good|done|ok(?:ay)?)\W+|(?:I\s+)?(?:verified|confirmed|checked"
-    r"|made\s+sure|ensured)\s+(?:that\s+)?)+",
+    r"^\W*(?:(?:and|so|now|also|great|good|done|ok(?:ay)?)\W+|(?:I\s+)?(?:verified|confirmed"
+    r"|checked|made\s+sure|ensured)\s+(?:that\s+)?)*",  # marks first: `✅ Tests passing`
     re.I,
 )
 

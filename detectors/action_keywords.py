@@ -165,6 +165,21 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
         "weak_commands": (("commit",),),
         "failure": (_words("fail err exit compile"),),
     },
+    "lint and type checks pass": {
+        "claim": (
+            _words("lint type mypy pyright ruff flake clippy rubocop commit"),
+            _words("pass clean green report error issue warning problem ran run"),
+        ),
+        "commands": (
+            _words(
+                "ruff flake lint mypy pyright tsc biome rubocop staticcheck shellcheck "
+                "hadolint phpstan psalm detekt commit black isort prettier vet cargo deno "
+                "dotnet credo dialyzer format check ci"
+            ),
+        ),
+        "weak_commands": (("commit",),),
+        "failure": (_words("exit error problem found failed reformat"),),
+    },
     "committed": {
         "claim": (("commit",), _words("committed made created")),
         "commands": (("commit",),),

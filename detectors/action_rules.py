@@ -163,6 +163,23 @@ _AND_CHECKS = (
     r"typecheck(?:ing)?|builds?|format(?:ting)?(?:\s+checks?)?|checks|mypy|eslint|clippy|ruff)){0,3}"
 )
 
+# The linters and type checkers a claim names, and the commands that run them.
+_LINTERS = (
+    r"(?:lint(?:ing|ers?)?|type[- ]?checks?|typecheck(?:ing)?|type\s+checking|mypy|pyright|"
+    r"eslint|ruff|flake8|pylint|clippy|rubocop|golangci-lint|pre-commit(?:\s+hooks?)?)"
+)
+LINT_COMMANDS = (
+    r"(?:^|[\s;&|(/'\"])(?:ruff|flake8|pylint|mypy|pyright|eslint|tsc|vue-tsc|biome|rubocop|"
+    r"golangci-lint|staticcheck|stylelint|shellcheck|hadolint|phpstan|psalm|swiftlint|ktlint|"
+    r"detekt|pre-commit)\b"
+    r"|\b(?:black|isort|prettier)\s+(?:\S+\s+)*?--check\b|\bgo\s+vet\b"
+    r"|\bcargo\s+(?:clippy|check|fmt)\b|\bdeno\s+(?:lint|check)\b|\bdotnet\s+format\b"
+    r"|\bmix\s+(?:credo|dialyzer|format\s+--check-formatted)\b"
+    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:-\S+\s+)*(?:run\s+)?(?:lint|typecheck|type-check|check)"
+    r"(?::\S+)?\b|\b(?:turbo|nx)\s+(?:run(?:-many)?\s+)?(?:\S+\s+)*?(?:lint|typecheck)\b"
+    r"|\b(?:make|just)\s+(?:lint|check|typecheck|ci)\b|\btox\s+-e\s*\S*lint|\bnox\s+-s\s*\S*lint"
+)
+
 DEFAULT_RULES: tuple[Rule, ...] = (
     Rule(
         name="tests pass",
@@ -178,6 +195,25 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         weak_commands=r"\bgit\s+commit\b(?![^\n]*--no-verify)",
         weak_evidence=HOOK_OUTPUT,
         strict_subject=True,
+    ),
+    Rule(
+        name="lint and type checks pass",
+        claim=(
+            rf"\b{_LINTERS}(?:\s+(?:checks?|run))?\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
+            r"(?:pass(?:es|ed)?|(?:(?:is|are)\s+(?:now\s+|all\s+|still\s+)*)?(?:clean|passing|green)"
+            r"|(?:has|have)\s+(?:all\s+)?passed|reports?\s+no\s+(?:issues|errors|problems))\b"
+            r"|\b(?:0|zero|no)\s+(?:type|lint(?:ing)?)\s+(?:errors|issues|warnings|problems)\b"
+            r"|\b(?:ran|(?:I've|I\s+have|we've)\s+(?:also\s+)?run)\s+(?:the\s+)?"
+            r"(?:linters?|type[- ]?checker)\b"
+        ),
+        tools=[r"(?:^|_)(?:lint|typecheck|type_check)(?:_|$)"],
+        commands=LINT_COMMANDS,
+        failure=(
+            r"Exit code [1-9]|\b[1-9]\d*\s+(?:errors?|problems?)\b|^Found [1-9]|(?-i:\bFailed\b)"
+            r"|would reformat|(?-i:\bFAILED\b)|\berror(?:\[\w+\])?:"
+        ),
+        weak_commands=r"\bgit\s+commit\b(?![^\n]*--no-verify)",
+        weak_evidence=HOOK_OUTPUT,
     ),
     Rule(
         name="committed",

@@ -147,6 +147,21 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ),
     ("entity", re.compile(r"Requested resource not found: Table: (?P<t>[\w.-]+) not found", _I)),
     ("entity", re.compile(r"Unknown database '(?P<t>[^']+)'", _I)),
+    # Ruby, systemd, Slack's `{"ok":false,"error":"channel_not_found"}`, Google Drive.
+    ("module", re.compile(r"cannot load such file -- (?P<t>[\w/.-]+)", _I)),
+    # A class the code uses (PHP, Java): missing like a module.
+    ("module", re.compile(r"\bClass [\"'](?P<t>[\w\\.]+)[\"'] not found", _I)),
+    ("module", re.compile(r"\bClassNotFoundException: (?P<t>[\w.$]+)")),
+    ("entity", re.compile(r"\bUnit (?P<t>[\w@.:-]+) (?:not found|could not be found)", _I)),
+    ("entity", re.compile(r'"error"\s*:\s*"(?P<what>[a-z]+)_not_found"')),
+    (
+        "entity",
+        re.compile(
+            r"\b(?P<what>File|Folder|Document|Spreadsheet|Item|Record|Object) not found: "
+            r"(?P<t>[^\s\"'<>]+?)\.?(?=[\s\"'<>]|$)",
+            _I,
+        ),
+    ),
     ("entity", re.compile(r"no such index \[(?P<t>[^\]]+)\]", _I)),
     (
         "entity",
@@ -180,7 +195,10 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # requests' HTTPError, and other "404 ... Not Found for url" forms.
     ("http404", re.compile(r"\b404 Client Error: Not Found for url: (?P<url>\S+)", _I)),
     ("entity", re.compile(r"\bresource_missing\b", _I)),
-    ("http404", re.compile(r"\b404 not found\b|[\"']?status[\"']?\s*:\s*[\"']?404\b", _I)),
+    (
+        "http404",
+        re.compile(r"\b404 (?:[a-z]+ )?not found\b|[\"']?status[\"']?\s*:\s*[\"']?404\b", _I),
+    ),
     ("http404", re.compile(r"^\s*HTTP(?:/[\d.]+)?\s+404\b", _I)),  # a status line alone
     ("http404", re.compile(r"^\s*\{\s*[\"']?message[\"']?\s*:\s*[\"']not found[\"']", _I)),
     # tau-bench style and generic APIs: "Error: payment method certificate_1 not found".
@@ -247,6 +265,12 @@ _NEEDS: list[tuple[str, ...]] = [
     (" cannot be found",),
     ("requested resource not found",),
     ("unknown database '",),
+    ("cannot load such file -- ",),
+    ("not found",),
+    ("classnotfoundexception: ",),
+    ("not found", "could not be found"),
+    ("_not_found",),
+    ("not found: ",),
     ("no such index [",),
     ("recordnotfound", "object_not_found"),
     ("release: not found",),
@@ -299,7 +323,8 @@ _EXCLUDE = re.compile(
 # Without the format's error flag, only output that opens like an error counts: a successful
 # `cat` of a file that mentions "not found" must not fire.
 _ERROR_HEAD = re.compile(
-    r"\A\s*(?:<tool_use_error>|error\b|fatal:|(?-i:E: )|exit code [1-9]|traceback \(most recent|"
+    r"\A\s*(?:<tool_use_error>|error\b|fatal:|(?-i:E: )|exit[ _]?(?:code|status):? ?[1-9]|"
+    r"traceback \(most recent|"
     r"[\w.]*(?:error|exception|notfound):|\{\s*[\"']?(?:error\w*|message)[\"']?\s*:|"
     r"http/[\d.]+ 404|http 4\d\d\b|\[error\]|\[\s*\{\s*\"errorcode\"|404 not found|"
     r"an error occurred \(|"
@@ -729,12 +754,18 @@ def _named_in_input(target: str, call: Event) -> bool:
     if "\\" in target and not isinstance(call.input, str):
         target = json.dumps(target, ensure_ascii=False)[1:-1]  # as the JSON of the input has it
         base = target.rstrip("/").rsplit("\\\\", 1)[-1]
-    # BigQuery's `project:dataset.table` is `project.dataset.table` in SQL.
+    # BigQuery's `project:dataset.table` is `project.dataset.table` in SQL; systemd's
+    # `x.service` is `x` to systemctl.
+    unit = _UNIT_SUFFIX.sub("", target)
     return (
         target in text
         or (len(base) >= 3 and base in text)
         or (":" in target and target.replace(":", ".") in text)
+        or (unit != target and len(unit) >= 3 and unit in text)
     )
+
+
+_UNIT_SUFFIX = re.compile(r"\.(?:service|socket|timer|target|mount)\Z")
 
 
 _WHAT = {

@@ -345,6 +345,15 @@ _CLAIM_EXAMPLES = {
         "The pull request is now up.",
         "The merge request has been submitted.",
     ],
+    "lint and type checks pass": [
+        "Lint is clean.",
+        "mypy passes now.",
+        "Pre-commit hooks all pass.",
+        "ruff check passes.",
+        "0 type errors.",
+        "I've also run the linter over the package.",
+        "Type checking is green.",
+    ],
     "CI is green": [
         "The pipeline is green on PR #1187.",
         "CI passed.",
