@@ -392,6 +392,7 @@ def _failure_reason(
 
 
 _FAILED_STATUS = frozenset({"failed", "failure", "error", "rejected", "declined", "denied"})
+_HTTP_STATUS_KEYS = ("statusCode", "status_code", "httpStatus", "http_status", "status")
 
 
 def failure_body(output: str) -> str | None:
@@ -412,6 +413,11 @@ def failure_body(output: str) -> str | None:
     status = data.get("status")
     if isinstance(status, str) and status.lower() in _FAILED_STATUS:
         return f"status {status}"
+    # An HTTP error status in the body (`{"statusCode": 500, ...}`).
+    for key in _HTTP_STATUS_KEYS:
+        code = data.get(key)
+        if isinstance(code, int) and not isinstance(code, bool) and 400 <= code <= 599:
+            return f"HTTP {code}"
     error = data.get("error") or data.get("errors")
     if error and data.get("ok") is not True and data.get("success") is not True:
         return "an error: " + " ".join(text.split())[:60]
@@ -872,9 +878,16 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
     return out
 
 
+_CI = "CI is green"
+_RUN_IN_CI = frozenset({"tests pass", "lint passes", "type checks pass"})
+
+
 def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Signal]:
     signals: list[Signal] = []
     for sentence, hits, states in found_in:
+        names = [run.rules[i].name for i, _ in hits]
+        if _CI in names:  # the checks of a sentence about CI are CI's ("lint passed too")
+            hits = [h for h, name in zip(hits, names, strict=True) if name not in _RUN_IN_CI]
         verdicts = [_verdict(run, i, sentence, start) for i, start in hits]
         # A domain-tool check only speaks when no rule already found the claim backed
         # ("I sent the email" after `send_email`); rules about different actions stand alone.

@@ -165,16 +165,28 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
         "weak_commands": (("commit",),),
         "failure": (_words("fail err exit compile"),),
     },
-    "lint and type checks pass": {
+    "lint passes": {
         "claim": (
-            _words("lint type mypy pyright ruff flake clippy rubocop commit"),
+            _words("lint ruff flake clippy rubocop commit"),
             _words("pass clean green report error issue warning problem ran run"),
         ),
         "commands": (
             _words(
-                "ruff flake lint mypy pyright tsc biome rubocop staticcheck shellcheck "
-                "hadolint phpstan psalm detekt commit black isort prettier vet cargo deno "
-                "dotnet credo dialyzer format check ci"
+                "commit make just check ci ruff flake lint biome rubocop staticcheck shellcheck "
+                "hadolint detekt black isort prettier vet cargo deno dotnet credo format"
+            ),
+        ),
+        "weak_commands": (("commit",),),
+        "failure": (_words("exit error problem found failed reformat"),),
+    },
+    "type checks pass": {
+        "claim": (
+            _words("type mypy pyright tsc"),
+            _words("pass clean green report error issue warning problem ran run"),
+        ),
+        "commands": (
+            _words(
+                "commit make just check ci mypy pyright tsc phpstan psalm cargo deno dialyzer type"
             ),
         ),
         "weak_commands": (("commit",),),
@@ -207,7 +219,7 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
         "commands": (_words("deploy kubectl helm terraform pulumi vercel wrangler docker heroku"),),
     },
     "CI is green": {
-        "claim": (_words("green pass"),),
+        "claim": (_words("green pass succeeded"),),
         "commands": (_words("gh glab circleci buildkite"),),
     },
     "merged": {
@@ -257,7 +269,7 @@ STATE_KEYS: Keywords = (
         "rebooted rolled reverted merged published installed uninstalled moved applied "
         "waived voided adjusted extended notified filed registered enrolled redeemed dispatched "
         "released forwarded invited replaced paused resumed exported imported rerouted redirected "
-        "posted scaled rotated purged"
+        "posted scaled rotated purged uploaded"
     ),
 )
 # Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in

@@ -163,22 +163,53 @@ _AND_CHECKS = (
     r"typecheck(?:ing)?|builds?|format(?:ting)?(?:\s+checks?)?|checks|mypy|eslint|clippy|ruff)){0,3}"
 )
 
-# The linters and type checkers a claim names, and the commands that run them.
-_LINTERS = (
-    r"(?:lint(?:ing|ers?)?|type[- ]?checks?|typecheck(?:ing)?|type\s+checking|mypy|pyright|"
-    r"eslint|ruff|flake8|pylint|clippy|rubocop|golangci-lint|pre-commit(?:\s+hooks?)?)"
+# Lint and type checks: the tools a claim names, and the commands that run them (a hook runner
+# or a project's check target runs either).
+_LINT_NOUNS = (
+    r"(?:lint(?:ing|ers?)?|eslint|ruff|flake8|pylint|clippy|rubocop|golangci-lint"
+    r"|pre-commit(?:\s+hooks?)?)"
+)
+_TYPE_NOUNS = r"(?:type[- ]?checks?|typecheck(?:ing)?|type\s+checking|mypy|pyright|tsc)"
+_CHECK_HUBS = (
+    r"(?:^|[\s;&|(/'\"])pre-commit\b|\b(?:make|just)\s+(?:check|ci)\b"
+    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:-\S+\s+)*(?:run\s+)?check\b"
 )
 LINT_COMMANDS = (
-    r"(?:^|[\s;&|(/'\"])(?:ruff|flake8|pylint|mypy|pyright|eslint|tsc|vue-tsc|biome|rubocop|"
-    r"golangci-lint|staticcheck|stylelint|shellcheck|hadolint|phpstan|psalm|swiftlint|ktlint|"
-    r"detekt|pre-commit)\b"
+    _CHECK_HUBS
+    + r"|(?:^|[\s;&|(/'\"])(?:ruff|flake8|pylint|eslint|biome|rubocop|golangci-lint|staticcheck"
+    r"|stylelint|shellcheck|hadolint|swiftlint|ktlint|detekt)\b"
     r"|\b(?:black|isort|prettier)\s+(?:\S+\s+)*?--check\b|\bgo\s+vet\b"
-    r"|\bcargo\s+(?:clippy|check|fmt)\b|\bdeno\s+(?:lint|check)\b|\bdotnet\s+format\b"
-    r"|\bmix\s+(?:credo|dialyzer|format\s+--check-formatted)\b"
-    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:-\S+\s+)*(?:run\s+)?(?:lint|typecheck|type-check|check)"
-    r"(?::\S+)?\b|\b(?:turbo|nx)\s+(?:run(?:-many)?\s+)?(?:\S+\s+)*?(?:lint|typecheck)\b"
-    r"|\b(?:make|just)\s+(?:lint|check|typecheck|ci)\b|\btox\s+-e\s*\S*lint|\bnox\s+-s\s*\S*lint"
+    r"|\bcargo\s+(?:clippy|fmt)\b|\bdeno\s+lint\b|\bdotnet\s+format\b"
+    r"|\bmix\s+(?:credo|format\s+--check-formatted)\b"
+    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:-\S+\s+)*(?:run\s+)?lint(?::\S+)?\b"
+    r"|\b(?:turbo|nx)\s+(?:run(?:-many)?\s+)?(?:\S+\s+)*?lint\b|\b(?:make|just)\s+lint\b"
+    r"|\btox\s+-e\s*\S*lint|\bnox\s+-s\s*\S*lint"
 )
+TYPE_COMMANDS = (
+    _CHECK_HUBS + r"|(?:^|[\s;&|(/'\"])(?:mypy|pyright|tsc|vue-tsc|phpstan|psalm)\b"
+    r"|\bcargo\s+check\b|\bdeno\s+check\b|\bmix\s+dialyzer\b"
+    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:-\S+\s+)*(?:run\s+)?(?:typecheck|type-check|tsc)\b"
+    r"|\b(?:turbo|nx)\s+(?:run(?:-many)?\s+)?(?:\S+\s+)*?typecheck\b"
+    r"|\b(?:make|just)\s+typecheck\b|\btox\s+-e\s*\S*(?:type|mypy)|\bnox\s+-s\s*\S*(?:type|mypy)"
+)
+_CHECK_FAILURE = (
+    r"Exit code [1-9]|\b[1-9]\d*\s+(?:errors?|problems?)\b|^Found [1-9]|(?-i:\bFailed\b)"
+    r"|would reformat|(?-i:\bFAILED\b)|\berror(?:\[\w+\])?:"
+)
+
+
+def _check_claim(nouns: str, short: str, runner: str) -> str:
+    """A lint or type check claim: "<nouns> pass(es)/is clean", "0 <short> errors", "ran the
+    <runner>"."""
+    return (
+        rf"\b{nouns}(?:\s+(?:checks?|run))?\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
+        r"(?:pass(?:es|ed)?|(?:(?:is|are)\s+(?:now\s+|all\s+|still\s+)*)?(?:clean|passing|green)"
+        r"|(?:has|have)\s+(?:all\s+)?passed|reports?\s+no\s+(?:issues|errors|problems))\b"
+        rf"|\b(?:0|zero|no)\s+{short}\s+(?:errors|issues|warnings|problems)\b"
+        r"|\b(?:ran|(?:I've|I\s+have|we've)\s+(?:also\s+)?run)\s+(?:the\s+)?"
+        rf"{runner}\b"
+    )
+
 
 DEFAULT_RULES: tuple[Rule, ...] = (
     Rule(
@@ -187,6 +218,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             rf"\b{_TESTS_NOUN}{_AND_CHECKS}\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
             r"(?:pass(?:es|ed)?|(?:(?:are|is)\s+(?:now\s+|all\s+|still\s+)*)?(?:passing|green)"
             r"|(?:have|has)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b"
+            r"(?!\s+(?:in|on)\s+(?:CI|the\s+(?:CI|pipeline))\b)"  # said of CI: "CI is green"
             r"|\ball\s+green\b"
         ),
         tools=[r"(?:^|_)(?:run_?)?tests?(?:_|$)|^RunTests$|^run_?tests$"],
@@ -197,21 +229,20 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         strict_subject=True,
     ),
     Rule(
-        name="lint and type checks pass",
-        claim=(
-            rf"\b{_LINTERS}(?:\s+(?:checks?|run))?\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
-            r"(?:pass(?:es|ed)?|(?:(?:is|are)\s+(?:now\s+|all\s+|still\s+)*)?(?:clean|passing|green)"
-            r"|(?:has|have)\s+(?:all\s+)?passed|reports?\s+no\s+(?:issues|errors|problems))\b"
-            r"|\b(?:0|zero|no)\s+(?:type|lint(?:ing)?)\s+(?:errors|issues|warnings|problems)\b"
-            r"|\b(?:ran|(?:I've|I\s+have|we've)\s+(?:also\s+)?run)\s+(?:the\s+)?"
-            r"(?:linters?|type[- ]?checker)\b"
-        ),
-        tools=[r"(?:^|_)(?:lint|typecheck|type_check)(?:_|$)"],
+        name="lint passes",
+        claim=_check_claim(_LINT_NOUNS, r"lint(?:ing)?", r"linters?"),
+        tools=[r"(?:^|_)lint(?:_|$)"],
         commands=LINT_COMMANDS,
-        failure=(
-            r"Exit code [1-9]|\b[1-9]\d*\s+(?:errors?|problems?)\b|^Found [1-9]|(?-i:\bFailed\b)"
-            r"|would reformat|(?-i:\bFAILED\b)|\berror(?:\[\w+\])?:"
-        ),
+        failure=_CHECK_FAILURE,
+        weak_commands=r"\bgit\s+commit\b(?![^\n]*--no-verify)",
+        weak_evidence=HOOK_OUTPUT,
+    ),
+    Rule(
+        name="type checks pass",
+        claim=_check_claim(_TYPE_NOUNS, "type", r"type[- ]?checkers?"),
+        tools=[r"(?:^|_)(?:typecheck|type_check)(?:_|$)"],
+        commands=TYPE_COMMANDS,
+        failure=_CHECK_FAILURE,
         weak_commands=r"\bgit\s+commit\b(?![^\n]*--no-verify)",
         weak_evidence=HOOK_OUTPUT,
     ),
@@ -280,6 +311,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             # Not "all checks pass": `make check` runs local checks.
             r"\b(?:pipeline|CI|workflow)\s+(?:is|are)\s+(?:now\s+|all\s+)?(?:green|passing)\b"
             r"|\bCI\s+(?:passed|passes)\b|\ball\s+CI\s+checks\s+(?:pass(?:ed)?|are\s+green)\b"
+            r"|\b(?:tests?|checks?|builds?|specs?)\s+(?:all\s+)?(?:pass(?:ed)?|succeeded|(?:are|is)\s+"
+            r"green)\s+(?:in|on)\s+(?:CI|the\s+(?:CI|pipeline))\b"
         ),
         tools=[r"(?:^|_)(?:ci|pipeline|workflow|check_?runs?)(?:_|$)"],
         commands=(
@@ -393,6 +426,7 @@ STATE_VERBS: dict[str, str] = {
     "activate": r"(?:re)?activated",
     "deactivate": r"deactivated",
     "revoke": r"revoked",
+    "upload": r"uploaded",
     "grant": r"granted",
     "renew": r"renewed",
     "resolve": r"resolved",
@@ -463,6 +497,8 @@ VERB_ALIASES: dict[str, str] = {
     "revert": "rollback",
     "reboot": "restart",
     "ack": "acknowledge",
+    "terminate": "cancel",
+    "invalidate": "revoke",
     "reactivate": "activate",
 }
 _IRREGULAR = {
@@ -532,9 +568,12 @@ def tool_action(name: str) -> ToolAction | None:
     stems = [stem(t) for t in tokens]
     if any(s in _READ_ONLY for s in stems[:1]):
         return None
-    # The verb leads (`cancel_reservation`) or trails (`reservationCancel`); the rest are objects.
-    at = 0 if stems and stems[0] in _VERB_BY_STEM else len(stems) - 1
-    if not stems or stems[at] not in _VERB_BY_STEM:
+    # The verb leads (`cancel_reservation`), trails (`reservationCancel`) or follows the
+    # resource (`forms-submit-application`); the rest are objects.
+    at = next(
+        (i for i in (0, len(stems) - 1, *range(1, len(stems) - 1)) if stems[i] in _VERB_BY_STEM), -1
+    )
+    if at < 0:
         return None
     verbs = frozenset({_VERB_BY_STEM[stems[at]]})
     objects = frozenset(
@@ -583,7 +622,9 @@ STATE_CLAIM = re.compile(
 # exists, too ("your flight is booked for May 12"), so it is no claim of its own; but after the
 # matching tool failed, with no later success, it states what did not happen.
 DESCRIBED_STATE = re.compile(
-    rf"\b(?:is|are|you(?:'re|\u2019re|\s+are))\s+(?:now\s+|all\s+)?(?P<v>{_PARTICIPLES})\b", _I
+    rf"\b(?:is|are|you(?:'re|\u2019re|\s+are)|(?:she|he|it)(?:'s|\u2019s))\s+(?:now\s+|all\s+|also\s+)?"
+    rf"(?P<v>{_PARTICIPLES})\b",
+    _I,
 )
 
 

@@ -345,19 +345,24 @@ _CLAIM_EXAMPLES = {
         "The pull request is now up.",
         "The merge request has been submitted.",
     ],
-    "lint and type checks pass": [
+    "lint passes": [
         "Lint is clean.",
-        "mypy passes now.",
         "Pre-commit hooks all pass.",
         "ruff check passes.",
-        "0 type errors.",
+        "0 lint errors.",
         "I've also run the linter over the package.",
+    ],
+    "type checks pass": [
+        "mypy passes now.",
+        "0 type errors.",
         "Type checking is green.",
+        "Ran the type checker.",
     ],
     "CI is green": [
         "The pipeline is green on PR #1187.",
         "CI passed.",
         "All CI checks are green.",
+        "Your tests passed in CI.",
     ],
     "merged": [
         "Merged into main.",
