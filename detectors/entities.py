@@ -217,7 +217,9 @@ _NOT_NOUN = frozenset(
 )
 # Any number in context (the fallback pool) and a few number words.
 # `(?<![\w.])(?:_NUM)` with the first digit taken first, so the regex engine can skip to digits.
-_NUM_REST = r"(?:\d{0,2}(?:,\d{3})+(?:\.\d+)?|\d*(?:\.\d+)?)"  # after the first digit
+# After the first digit; a thousands group ends the number (`3,184220.17`, a CSV row: 3 and
+# 184220.17).
+_NUM_REST = r"(?:\d{0,2}(?:,\d{3}(?!\d))+(?:\.\d+)?|\d*(?:\.\d+)?)"
 _NUM_AT = r"\d(?<![\w.]\d)" + _NUM_REST
 _ANY_NUM = re.compile(rf"(?P<num>{_NUM_AT})(?P<suf>[kKM]\b|\s(?:thousand|million|billion)\b)?")
 _WORDS = "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "

@@ -157,7 +157,11 @@ class _Event:
 
     @cached_property
     def bare(self) -> list[float]:
-        return context_digit_numbers(self.clean, is_clean=True)
+        # An ISO date's parts are no figures (`2025-01-31` backs no "nearly 2,000 users").
+        text = self.clean
+        if "-" in text:
+            text = _ISO_DATE.sub(" ", text)
+        return context_digit_numbers(text, is_clean=True)
 
     @cached_property
     def words(self) -> list[float]:
@@ -266,7 +270,10 @@ def table_columns(text: str) -> list[list[float]]:
     block: list[list[float]] = []  # the current table's columns
     width = 0
     rows = 0
-    for line in text.splitlines():
+    lines = text.splitlines()
+    if _is_file_view(lines):  # `  15|- Restarts: 9`: the line numbers are no column
+        lines = [_VIEW_PREFIX.sub("", line, count=1) for line in lines]
+    for line in lines:
         cells = _cells(line)
         if cells is None:  # a rule line: part of the table, no cells
             continue
@@ -291,6 +298,17 @@ def table_columns(text: str) -> list[list[float]]:
     return [c for c in columns if len(c) >= 2]
 
 
+_VIEW_PREFIX = re.compile(r"^\s*(\d+)(?:\u2192|\||\t)")
+
+
+def _is_file_view(lines: list[str]) -> bool:
+    """Whether ``lines`` open as a numbered file view (`  1|...`, `  2→...`): the first two
+    lines' prefixes number them one after the other."""
+    first = _VIEW_PREFIX.match(lines[0]) if lines else None
+    second = _VIEW_PREFIX.match(lines[1]) if len(lines) > 1 else None
+    return first is not None and second is not None and int(second[1]) == int(first[1]) + 1
+
+
 def _cells(line: str) -> list[str] | None:
     """A line's cells, or ``None`` for a table's rule line."""
     if "-" in line and _RULE_LINE.fullmatch(line):
@@ -307,8 +325,10 @@ def _cells(line: str) -> list[str] | None:
 
 def _json_columns(data: Any) -> dict[str, list[float]]:
     """The numbers of a parsed JSON document by key path (list positions ignored): each path's
-    in document order, the paths in the order they first appear."""
+    in document order, the paths in the order they first appear. An object whose members are
+    all numbers (a breakdown: `{"email": 245, "chat": 167}`) is also a column of its own."""
     columns: defaultdict[str, list[float]] = defaultdict(list)
+    breakdowns = 0
     # Iterators over (path, value) pairs: a container's children are read in order, a nested
     # container's before the rest of its parent's (document order, without recursion, whose
     # depth a document could exceed); paths are made in C, and a string is passed over.
@@ -317,7 +337,11 @@ def _json_columns(data: Any) -> dict[str, list[float]]:
         for path, node in stack[-1]:
             kind = type(node)  # orjson makes exactly these types (a bool is not an int here)
             if kind is dict:
-                stack.append(zip(map(f"{path}.".__add__, node), node.values(), strict=True))
+                members = node.values()
+                if len(node) >= 2 and all(type(v) is int or type(v) is float for v in members):
+                    breakdowns += 1
+                    columns[f"{path}.*{breakdowns}"] = [float(v) for v in members]
+                stack.append(zip(map(f"{path}.".__add__, node), members, strict=True))
                 break
             if kind is list:
                 stack.append(zip(repeat(f"{path}[]"), node))
@@ -371,6 +395,7 @@ def _wants_words(e: Entity, low: float, high: float) -> bool:
 
 
 _LONG_TEXT = 512  # see `_Context.add`
+_ISO_DATE = re.compile(r"(?<![\w.-])\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?")
 
 
 class _Context:
