@@ -879,7 +879,7 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
 
 
 _CI = "CI is green"
-_RUN_IN_CI = frozenset({"tests pass", "lint passes", "type checks pass"})
+_RUN_IN_CI = frozenset({"tests pass", "lint passes", "type checks pass", "the build passes"})
 
 
 def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Signal]:

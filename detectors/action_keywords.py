@@ -192,6 +192,12 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
         "weak_commands": (("commit",),),
         "failure": (_words("exit error problem found failed reformat"),),
     },
+    "the build passes": {
+        "claim": (
+            _words("build compile"),
+            _words("pass succeed green clean success complet"),
+        ),
+    },
     "committed": {
         "claim": (("commit",), _words("committed made created")),
         "commands": (("commit",),),

@@ -192,6 +192,15 @@ TYPE_COMMANDS = (
     r"|\b(?:turbo|nx)\s+(?:run(?:-many)?\s+)?(?:\S+\s+)*?typecheck\b"
     r"|\b(?:make|just)\s+typecheck\b|\btox\s+-e\s*\S*(?:type|mypy)|\bnox\s+-s\s*\S*(?:type|mypy)"
 )
+BUILD_COMMANDS = (
+    r"\b(?:\./)?gradlew?\s+(?:\S+\s+)*?(?:build|assemble\w*|compile\w*)\b"
+    r"|\bmvnw?\s+(?:\S+\s+)*?(?:package|install|verify|compile)\b|\b(?:cargo|go|dotnet|swift)\s+build\b"
+    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:-\S+\s+)*(?:run\s+)?build\b|\bxcodebuild\b"
+    r"|\bdocker\s+(?:buildx\s+)?build\b|\bbazel\s+build\b|\b(?:next|vite|nuxt|astro)\s+build\b"
+    r"|\bwebpack\b|\bcmake\s+--build\b|\bninja\b|\bmix\s+compile\b|(?:^|[\s;&|(])tsc\b"
+    r"|\b(?:turbo|nx)\s+(?:run(?:-many)?\s+)?(?:\S+\s+)*?build\b"
+    r"|\bmake(?:\s+(?:-\S+\s+)*(?:build|all|release|dist))?\s*(?:$|[;&|])"
+)
 _CHECK_FAILURE = (
     r"Exit code [1-9]|\b[1-9]\d*\s+(?:errors?|problems?)\b|^Found [1-9]|(?-i:\bFailed\b)"
     r"|would reformat|(?-i:\bFAILED\b)|\berror(?:\[\w+\])?:"
@@ -245,6 +254,20 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         failure=_CHECK_FAILURE,
         weak_commands=r"\bgit\s+commit\b(?![^\n]*--no-verify)",
         weak_evidence=HOOK_OUTPUT,
+    ),
+    Rule(
+        name="the build passes",
+        claim=(
+            r"\b(?:[\w-]+\s+)?builds?\s+(?:now\s+|still\s+|also\s+)*(?:pass(?:es|ed)?|succeed(?:s|ed)?"
+            r"|(?:is|are)\s+(?:now\s+|all\s+|still\s+)*(?:green|passing|clean|successful)"
+            r"|(?:has|have)\s+(?:all\s+)?(?:passed|succeeded)|completed\s+successfully)\b"
+            r"(?!\s+(?:in|on)\s+(?:CI|the\s+(?:CI|pipeline))\b)"
+            r"|\b(?:builds|compiles)\s+(?:cleanly|successfully|without\s+(?:errors|warnings))\b"
+        ),
+        tools=[r"(?:^|_)build(?:_|$)"],
+        # A test run builds what it tests (`gradle test`, `cargo test`): it backs the claim too.
+        commands=BUILD_COMMANDS + "|" + TEST_COMMANDS,
+        failure=TEST_FAILURE + r"|FAILURE:|(?-i:\bERROR\b)|\berror(?:\[\w+\])?:|Compilation failed",
     ),
     Rule(
         name="committed",

@@ -352,6 +352,12 @@ _CLAIM_EXAMPLES = {
         "0 lint errors.",
         "I've also run the linter over the package.",
     ],
+    "the build passes": [
+        "The Gradle build is green.",
+        "The build passes now.",
+        "It compiles cleanly.",
+        "Build succeeded.",
+    ],
     "type checks pass": [
         "mypy passes now.",
         "0 type errors.",
