@@ -241,6 +241,19 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
             ),
         ),
     },
+    "restarted": {"claim": (("restarted",),)},
+    "scaled": {"claim": (("scaled",),)},
+    "rolled back": {"claim": (_words("rolled rollback"),)},
+    "updated DNS": {
+        "claim": (
+            _words("dns cname record"),
+            _words("updated changed created added pointed switched"),
+        ),
+    },
+    "renewed the certificate": {
+        "claim": (("cert",), _words("renewed issued rotated")),
+    },
+    "applied the infrastructure change": {"claim": (_words("applied apply"),)},
     "emailed": {
         "claim": (("mail",), _words("mailed sent delivered")),
         "commands": (_words("mail mutt swaks smtplib sendgrid postmark"),),

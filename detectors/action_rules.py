@@ -163,6 +163,12 @@ _AND_CHECKS = (
     r"typecheck(?:ing)?|builds?|format(?:ting)?(?:\s+checks?)?|checks|mypy|eslint|clippy|ruff)){0,3}"
 )
 
+# A tool name that does not open with a reading verb (`list_pending_migrations` shows the
+# migrations, it applies none): only such a tool's call backs a claim that something was done.
+_ACTS = (
+    r"^(?!(?:get|list|show|describe|check|find|search|read|fetch|view|lookup|query|status)"
+    r"(?:[_\-.]|[A-Z]|$))"
+)
 # Lint and type checks: the tools a claim names, and the commands that run them (a hook runner
 # or a project's check target runs either).
 _LINT_NOUNS = (
@@ -220,6 +226,17 @@ def _check_claim(nouns: str, short: str, runner: str) -> str:
     )
 
 
+# --- operations: restarts, scaling, rollbacks, DNS, certificates, infrastructure ----------------
+
+_WE = r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:also\s+|just\s+|now\s+|successfully\s+)*"
+_OPS_FAILURE = (
+    r"Exit code [1-9]|exit (?:status|code):? ?[1-9]|Error from server|^\W*Error:|^error:"
+    r"|\bfailed\b|\bForbidden\b|permission denied|timed out|exceeded its progress deadline"
+    r"|UPGRADE FAILED|\bnot found\b|could not be found"
+)
+_KUBECTL = r"\bkubectl\s+(?:\S+\s+)*?"
+
+
 DEFAULT_RULES: tuple[Rule, ...] = (
     Rule(
         name="tests pass",
@@ -264,7 +281,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"(?!\s+(?:in|on)\s+(?:CI|the\s+(?:CI|pipeline))\b)"
             r"|\b(?:builds|compiles)\s+(?:cleanly|successfully|without\s+(?:errors|warnings))\b"
         ),
-        tools=[r"(?:^|_)build(?:_|$)"],
+        tools=[_ACTS + r".*(?:^|_)build(?:_|$)"],
         # A test run builds what it tests (`gradle test`, `cargo test`): it backs the claim too.
         commands=BUILD_COMMANDS + "|" + TEST_COMMANDS,
         failure=TEST_FAILURE + r"|FAILURE:|(?-i:\bERROR\b)|\berror(?:\[\w+\])?:|Compilation failed",
@@ -299,7 +316,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|\b(?:PR|pull\s+request|merge\s+request)\s+(?:is\s+|has\s+been\s+|was\s+)"
             r"(?:now\s+)?(?:opened|created|up|submitted)\b"
         ),
-        tools=[r"pull_?request|(?:^|_)create_pr(?:_|$)|merge_?request"],
+        tools=[_ACTS + r".*(?:pull_?request|(?:^|_)create_pr(?:_|$)|merge_?request)"],
         commands=r"\bgh\s+pr\s+create\b|\bglab\s+mr\s+create\b|\bhub\s+pull-request\b",
         failure=r"^(?:error|fatal|GraphQL):|already exists|failed to create",
     ),
@@ -320,7 +337,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|\brolled\s+out\s+(?:to|in|on)\s+`?(?:prod(?:uction)?|staging)\b"
             r"|\b(?:kicked\s+off|triggered)\s+(?:a\s+|the\s+)?(?:new\s+)?deploy(?:ment)?\b"
         ),
-        tools=[r"deploy|rollout|release"],
+        tools=[_ACTS + r".*(?:deploy|rollout|release)"],
         commands=(
             r"\bdeploy\b|\bkubectl\s+(?:apply|rollout|set\s+image)|\bhelm\s+(?:upgrade|install)"
             r"|\bterraform\s+apply|\bpulumi\s+up|\bvercel\b|\bwrangler\s+(?:deploy|publish)"
@@ -353,7 +370,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|\b(?:PR|pull\s+request|MR|merge\s+request)\s+(?:#?\d+\s+)?(?:is\s+|has\s+been\s+|was\s+)"
             r"(?:now\s+|successfully\s+)?(?:squash-|rebase-)?merged\b|\b(?:squash|rebase)-merged\b"
         ),
-        tools=[r"(?:^|_)merge(?:_|$)|merge_?pull_?request"],
+        tools=[_ACTS + r".*(?:(?:^|_)merge(?:_|$)|merge_?pull_?request)"],
         commands=r"\bgit\s+(?:\S+\s+)*?merge\b|\bgh\s+pr\s+merge\b|\bglab\s+mr\s+merge\b",
         failure=(
             r"not mergeable|CONFLICT|Automatic merge failed|^fatal:|^error:|prohibit"
@@ -367,7 +384,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"migrations?\b|\bmigrations?\s+(?:has\s+been\s+|have\s+been\s+|was\s+|were\s+|are\s+|is\s+)"
             r"(?:now\s+|all\s+|successfully\s+)*(?:applied|run)\b"
         ),
-        tools=[r"migrat"],
+        tools=[_ACTS + r".*migrat"],
         commands=(
             r"\balembic\s+(?:\S+\s+)*?upgrade\b|\bmanage\.py\s+migrate\b|\b(?:rails|rake)\s+db:migrate\b"
             r"|\bprisma\s+migrate\b|\bknex\s+migrate|\bflyway\s+(?:\S+\s+)*?migrate\b"
@@ -377,6 +394,106 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|\bdiesel\s+migration\s+run\b|\bartisan\s+migrate\b"
         ),
         failure=r"\berror\b|\bfailed\b|Traceback|Exit code [1-9]",
+    ),
+    Rule(
+        name="restarted",
+        claim=(
+            rf"{_WE}restarted\b|\b(?:has|have)\s+(?:now\s+|also\s+)?been\s+(?:successfully\s+)?"
+            r"restarted\b|^\W*(?:successfully\s+)?restarted\b"
+        ),
+        tools=[_ACTS + r".*(?:restart|reboot|bounce|recycle)"],
+        commands=(
+            rf"{_KUBECTL}(?:rollout\s+restart|delete\s+(?:pods?|po)\b)|\bsystemctl\s+(?:\S+\s+)*?"
+            r"(?:restart|reload)\b|\bservice\s+\S+\s+restart\b|\bdocker(?:[\s-]compose)?\s+"
+            r"(?:\S+\s+)*?restart\b|\bpm2\s+restart\b|\bheroku\s+(?:ps:)?restart\b"
+            r"|\bsupervisorctl\s+restart\b|\bbrew\s+services\s+restart\b|\blaunchctl\s+kickstart\b"
+        ),
+        failure=_OPS_FAILURE,
+    ),
+    Rule(
+        name="scaled",
+        claim=rf"{_WE}scaled\b|\b(?:has|have)\s+(?:now\s+)?been\s+scaled\b|^\W*scaled\b",
+        tools=[_ACTS + r".*scale"],
+        commands=(
+            rf"{_KUBECTL}(?:scale|autoscale)\b|{_KUBECTL}patch\s+(?:hpa|horizontalpodautoscaler)"
+            r"|\baws\s+(?:ecs\s+update-service|autoscaling\s+(?:set-desired-capacity"
+            r"|update-auto-scaling-group))\b|\bheroku\s+ps:(?:scale|resize)\b"
+            r"|\bdocker(?:[\s-]compose)?\s+(?:\S+\s+)*?--scale\b|\bdocker\s+service\s+scale\b"
+            r"|\bgcloud\s+[^\n]*(?:resize|--num-nodes|--min-instances|--max-instances)"
+            r"|\baz\s+(?:\S+\s+)*?scale\b|\bhelm\s+upgrade\b[^\n]*replica"
+        ),
+        failure=_OPS_FAILURE,
+    ),
+    Rule(
+        name="rolled back",
+        claim=(
+            rf"{_WE}rolled\s+(?:[\w.-]+\s+){{0,3}}?back\b|\b(?:has|have)\s+(?:now\s+)?been\s+"
+            r"rolled\s+back\b|^\W*rolled\s+(?:[\w.-]+\s+){0,3}?back\b"
+            r"|\brollback\s+(?:is\s+|was\s+|has\s+)?(?:completed?|done|succeeded|finished)\b"
+        ),
+        tools=[_ACTS + r".*(?:rollback|roll_back|revert|undo)"],
+        commands=(
+            rf"{_KUBECTL}rollout\s+undo\b|\bhelm\s+(?:\S+\s+)*?rollback\b|\bargocd\s+app\s+rollback\b"
+            rf"|{_KUBECTL}set\s+image\b|\bheroku\s+(?:releases:)?rollback\b|\bvercel\s+rollback\b"
+            r"|\bgcloud\s+run\s+services\s+update-traffic\b|\baws\s+deploy\s+stop-deployment\b"
+        ),
+        failure=_OPS_FAILURE,
+    ),
+    Rule(
+        name="updated DNS",
+        claim=(
+            rf"{_WE}(?:updated|changed|created|added|pointed|switched|repointed)\s+(?:the\s+|a\s+"
+            r"|an\s+)?(?:[\w.-]+\s+){0,2}?(?:DNS|CNAME|(?-i:A|AAAA|TXT|MX|NS)\s+records?)\b"
+            r"|\b(?:DNS|CNAME)\s+(?:records?\s+)?(?:has\s+been\s+|have\s+been\s+|was\s+|is\s+now\s+)"
+            r"(?:updated|changed|created|pointed)\b"
+            r"|^\W*(?:updated|changed|created|added|pointed)\s+(?:the\s+)?(?:[\w.-]+\s+){0,2}?"
+            r"(?:DNS|CNAME)\b"
+        ),
+        tools=[_ACTS + r".*(?:dns|record|route53|zone|cname)"],
+        commands=(
+            r"\baws\s+route53\s+change-resource-record-sets\b|\bgcloud\s+dns\s+record-sets\b"
+            r"|\baz\s+network\s+(?:private-)?dns\s+record-set\b|\bdoctl\s+compute\s+domain\s+records\b"
+            r"|\bflarectl\s+dns\b|\bcurl\b[^\n]*dns_records|\b(?:terraform|tofu)\s+(?:\S+\s+)*?apply\b"
+            r"|\boctodns-sync\b|\bdnscontrol\s+push\b"
+        ),
+        failure=_OPS_FAILURE,
+    ),
+    Rule(
+        name="renewed the certificate",
+        claim=(
+            r"\bcert(?:ificate)?s?\b(?:\s+[\w.-]+){0,3}?\s+(?:has|have)\s+(?:now\s+)?been\s+"
+            r"(?:successfully\s+)?(?:renewed|reissued|rotated|issued)\b"
+            rf"|{_WE}(?:renewed|reissued|rotated)\s+(?:the\s+)?(?:[\w.-]+\s+){{0,3}}?"
+            r"(?:TLS\s+|SSL\s+)?cert(?:ificate)?s?\b"
+            r"|^\W*(?:renewed|reissued|rotated)\s+(?:the\s+)?(?:[\w.-]+\s+){0,3}?(?:TLS\s+|SSL\s+)?"
+            r"cert(?:ificate)?s?\b"
+        ),
+        tools=[_ACTS + r".*(?:cert|tls|ssl|acme)"],
+        commands=(
+            r"\bcertbot\s+(?:\S+\s+)*?(?:renew|certonly|--force-renewal)\b|\bcmctl\s+renew\b"
+            r"|\bkubectl\s+cert-manager\s+renew\b|\bacme\.sh\s+(?:\S+\s+)*?--(?:renew|issue)\b"
+            r"|\blego\s+(?:\S+\s+)*?renew\b|\baws\s+acm\s+(?:renew|request|import)-certificate\b"
+            rf"|\bstep\s+ca\s+renew\b|{_KUBECTL}delete\s+(?:secret|certificate|certificaterequest)\b"
+            rf"|{_KUBECTL}annotate\b[^\n]*cert-manager"
+        ),
+        failure=_OPS_FAILURE + r"|rate.?limit|too many certificates",
+    ),
+    Rule(
+        name="applied the infrastructure change",
+        claim=(
+            rf"{_WE}applied\s+(?:the\s+|a\s+|my\s+|this\s+)?(?:[\w.-]+\s+){{0,2}}?"
+            r"(?:Terraform|OpenTofu|Pulumi|infra(?:structure)?\s+(?:change|plan)s?|Kubernetes\s+"
+            r"manifests?|manifests?)\b"
+            r"|^\W*applied\s+(?:the\s+)?(?:[\w.-]+\s+){0,2}?(?:Terraform|manifests?)\b"
+            r"|\b(?:terraform|tofu)\s+apply\s+(?:succeeded|completed|finished|went\s+through)\b"
+        ),
+        tools=[_ACTS + r".*(?:terraform|tofu|pulumi|apply)"],
+        commands=(
+            r"\b(?:terraform|tofu|terragrunt)\s+(?:\S+\s+)*?apply\b|\bpulumi\s+up\b"
+            rf"|{_KUBECTL}apply\b|\bhelm\s+(?:upgrade|install)\b|\bcdk\s+deploy\b"
+            r"|\bansible-playbook\b|^apply\b"
+        ),
+        failure=_OPS_FAILURE,
     ),
     Rule(
         name="emailed",

@@ -149,6 +149,15 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("entity", re.compile(r"Unknown database '(?P<t>[^']+)'", _I)),
     # Ruby, systemd, Slack's `{"ok":false,"error":"channel_not_found"}`, Google Drive.
     ("module", re.compile(r"cannot load such file -- (?P<t>[\w/.-]+)", _I)),
+    # Python's `can't open file`, a name a module lacks, npm scripts, make targets, git remotes.
+    ("file", re.compile(r"can't open file [`'\"](?P<t>[^`'\"]+)[`'\"]: \[Errno 2\]", _I)),
+    ("module", re.compile(r"cannot import name '(?P<t>[\w.]+)' from '", _I)),
+    ("command", re.compile(r"\bMissing script: [\"'`]?(?P<t>[\w:.-]+)", _I)),
+    ("command", re.compile(r"No rule to make target [`'\u2018](?P<t>[^`'\u2019]+)[`'\u2019]", _I)),
+    (
+        "git",
+        re.compile(r"fatal: '(?P<t>[^'\n]+)' does not appear to be a git repository", _I),
+    ),
     # A class the code uses (PHP, Java): missing like a module.
     ("module", re.compile(r"\bClass [\"'](?P<t>[\w\\.]+)[\"'] not found", _I)),
     ("module", re.compile(r"\bClassNotFoundException: (?P<t>[\w.$]+)")),
@@ -266,6 +275,11 @@ _NEEDS: list[tuple[str, ...]] = [
     ("requested resource not found",),
     ("unknown database '",),
     ("cannot load such file -- ",),
+    ("can't open file ",),
+    ("cannot import name '",),
+    ("missing script: ",),
+    ("no rule to make target ",),
+    ("does not appear to be a git repository",),
     ("not found",),
     ("classnotfoundexception: ",),
     ("not found", "could not be found"),

@@ -364,6 +364,31 @@ _CLAIM_EXAMPLES = {
         "Type checking is green.",
         "Ran the type checker.",
     ],
+    "restarted": [
+        "I restarted the order-events-consumer pods.",
+        "The ingress-nginx controller has been restarted.",
+        "Restarted checkout-api.",
+    ],
+    "scaled": ["Scaled search-api to 10 replicas in prod.", "I've scaled the workers to 6."],
+    "rolled back": [
+        "Rolled payments-api back to revision 41.",
+        "I rolled the release back.",
+        "The rollback is complete.",
+    ],
+    "updated DNS": [
+        "I updated the api.example.com CNAME.",
+        "The DNS record has been updated.",
+        "I added an A record for shop.",
+    ],
+    "renewed the certificate": [
+        "The certificate shop-tls has been renewed.",
+        "I renewed the TLS certificate.",
+    ],
+    "applied the infrastructure change": [
+        "I applied the Terraform change.",
+        "Applied the Kubernetes manifests.",
+        "terraform apply succeeded.",
+    ],
     "CI is green": [
         "The pipeline is green on PR #1187.",
         "CI passed.",
