@@ -751,7 +751,9 @@ STATE_CLAIM = re.compile(
     rf"|\b(?:was|were)\s+successfully\s+(?P<v9>{_PARTICIPLES})\b"
     # "Successfully reset your password", "Posted the update to #inc": the subject left out.
     rf"|^\W*(?:successfully\s+)?(?P<v10>{_PARTICIPLES})\s+"
-    r"(?:(?:the|your|a|an|it|them|all)\b|#?[A-Z]{2,}[-_]?\d[\w-]*|\$\d)"
+    # ... an article, an id, an amount, a path (`/assets/*`) or a kebab-case name (`search-api`).
+    r"(?:(?:the|your|a|an|it|them|all)\b|#?[A-Z]{2,}[-_]?\d[\w-]*|\$\d|/[\w*.-]"
+    r"|(?-i:[a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b)"
     rf"|^\W*(?:your\s+|the\s+)?(?:[\w-]+\s+){{0,2}}?(?P<v5>{_PARTICIPLES})"
     r"(?:\s*[.!]*\s*$|\s*[:;]\s|\s+[\u2014\u2013-]\s)",  # "Refund issued: $42 ..."
     _I,

@@ -82,6 +82,7 @@ _NUM = r"\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?"
 _SUF = r"(?:\s?(?:k|K|M|B|bn|mn)\b|\s(?:thousand|million|billion)\b)"
 _QUAL = (
     r"(?:(?P<q>(?i:about|around|approximately|approx\.?|roughly|nearly|almost|some|close to|~|≈|"
+    r"(?:just|slightly|a little) (?:over|under|above|below|more than|less than)|"
     r"over|more than|above|at least|upwards of|fewer than|less than|under|below|up to))\s*)?"
 )
 _SCALES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mn": 1e6, "million": 1e6}
@@ -135,7 +136,8 @@ _IDS_CORE = (
     r"|(?P<err>\bE-?\d{3,5}\b|\bERR(?:OR)?_[A-Z0-9_]{3,}\b|\b0x[0-9A-Fa-f]{6,8}\b"
     rf"|\bHTTP[ /]?[1-5]\d\d\b|{_LABELLED_CODE})"
     r"|(?P<sku>\bSKU[-_ ]?[A-Z0-9]+(?:-[A-Z0-9]+)*\b)"
-    r"|(?P<model>(?<![\w./-])(?P<mp>[A-Z][A-Z0-9]{1,6})-[A-Z]{0,2}\d{2,6}[A-Z0-9]{0,4}"
+    r"|(?P<model>(?<![\w./-])(?P<mp>[A-Z][A-Z0-9]{1,6})-[A-Z]{0,2}\d(?:\d{1,5}|[A-Z]\d{1,4})"
+    r"[A-Z0-9]{0,4}"
     r"(?:-[A-Z0-9]{1,4})?\b(?![-/.]\w))"
 )
 _IDS = re.compile(_IDS_CORE + _PART)
@@ -359,7 +361,7 @@ def _scan_numeric(
         end = at
         while end > pos and text[end - 1].isspace():
             end -= 1
-        q = _QUAL_END.search(text, max(pos, end - 13), end) if end > pos else None
+        q = _QUAL_END.search(text, max(pos, end - 18), end) if end > pos else None
         if q is not None:
             m = match(text, q.start()) or m
         found.append(m)
