@@ -463,7 +463,9 @@ def _domain_targets(actions: list[ToolAction], sentence: str, verb: str) -> list
         return narrowed or same_verb
     # The object the claim names, else an action it names ("sent" in "... and sent a note" is
     # another claim's verb: `send_email` does not back "issued a refund").
-    return [a for a in actions if a.objects & stems] or [a for a in actions if a.verbs & stems]
+    return [a for a in actions if a.objects & stems] or [
+        a for a in actions if any(stem(v) in stems for v in a.verbs)
+    ]
 
 
 _DEFAULTS = [CompiledRule.of(r) for r in DEFAULT_RULES]  # compiled once, at import
