@@ -167,7 +167,7 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
     },
     "lint passes": {
         "claim": (
-            _words("lint ruff flake clippy rubocop commit"),
+            _words("lint ruff flake clippy rubocop hook"),
             _words("pass clean green report error issue warning problem ran run"),
         ),
         "commands": (
@@ -225,7 +225,7 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
         "commands": (_words("deploy kubectl helm terraform pulumi vercel wrangler docker heroku"),),
     },
     "CI is green": {
-        "claim": (_words("green pass succeeded"),),
+        "claim": (_words("ci pipeline workflow"), _words("green pass succeeded")),
         "commands": (_words("gh glab circleci buildkite"),),
     },
     "merged": {
@@ -253,7 +253,9 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
     "renewed the certificate": {
         "claim": (("cert",), _words("renewed issued rotated")),
     },
-    "applied the infrastructure change": {"claim": (_words("applied apply"),)},
+    "applied the infrastructure change": {
+        "claim": (_words("applied apply"), _words("terraform tofu pulumi infra manifest")),
+    },
     "emailed": {
         "claim": (("mail",), _words("mailed sent delivered")),
         "commands": (_words("mail mutt swaks smtplib sendgrid postmark"),),

@@ -173,7 +173,7 @@ _ACTS = (
 # or a project's check target runs either).
 _LINT_NOUNS = (
     r"(?:lint(?:ing|ers?)?|eslint|ruff|flake8|pylint|clippy|rubocop|golangci-lint"
-    r"|pre-commit(?:\s+hooks?)?)"
+    r"|pre-commit\s+hooks?)"
 )
 _TYPE_NOUNS = r"(?:type[- ]?checks?|typecheck(?:ing)?|type\s+checking|mypy|pyright|tsc)"
 _CHECK_HUBS = (

@@ -348,6 +348,7 @@ _CLAIM_EXAMPLES = {
     "lint passes": [
         "Lint is clean.",
         "Pre-commit hooks all pass.",
+        "The pre-commit hook passes.",
         "ruff check passes.",
         "0 lint errors.",
         "I've also run the linter over the package.",
