@@ -213,6 +213,23 @@ _CHECK_FAILURE = (
 )
 
 
+# A commit runs the repository's hooks (tests, linters), unless told not to.
+COMMIT_HOOKS = r"\bgit\s+commit\b(?![^\n]*--no-verify)"
+
+
+def _check_rule(name: str, claim: str, tool: str, commands: str) -> Rule:
+    """A lint or type check rule: its commands, a tool of that name, or a commit's hooks."""
+    return Rule(
+        name=name,
+        claim=claim,
+        tools=[tool],
+        commands=commands,
+        failure=_CHECK_FAILURE,
+        weak_commands=COMMIT_HOOKS,
+        weak_evidence=HOOK_OUTPUT,
+    )
+
+
 def _check_claim(nouns: str, short: str, runner: str) -> str:
     """A lint or type check claim: "<nouns> pass(es)/is clean", "0 <short> errors", "ran the
     <runner>"."""
@@ -250,27 +267,21 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         tools=[r"(?:^|_)(?:run_?)?tests?(?:_|$)|^RunTests$|^run_?tests$"],
         commands=TEST_COMMANDS,
         failure=TEST_FAILURE,
-        weak_commands=r"\bgit\s+commit\b(?![^\n]*--no-verify)",
+        weak_commands=COMMIT_HOOKS,
         weak_evidence=HOOK_OUTPUT,
         strict_subject=True,
     ),
-    Rule(
-        name="lint passes",
-        claim=_check_claim(_LINT_NOUNS, r"lint(?:ing)?", r"linters?"),
-        tools=[r"(?:^|_)lint(?:_|$)"],
-        commands=LINT_COMMANDS,
-        failure=_CHECK_FAILURE,
-        weak_commands=r"\bgit\s+commit\b(?![^\n]*--no-verify)",
-        weak_evidence=HOOK_OUTPUT,
+    _check_rule(
+        "lint passes",
+        _check_claim(_LINT_NOUNS, r"lint(?:ing)?", r"linters?"),
+        r"(?:^|_)lint(?:_|$)",
+        LINT_COMMANDS,
     ),
-    Rule(
-        name="type checks pass",
-        claim=_check_claim(_TYPE_NOUNS, "type", r"type[- ]?checkers?"),
-        tools=[r"(?:^|_)(?:typecheck|type_check)(?:_|$)"],
-        commands=TYPE_COMMANDS,
-        failure=_CHECK_FAILURE,
-        weak_commands=r"\bgit\s+commit\b(?![^\n]*--no-verify)",
-        weak_evidence=HOOK_OUTPUT,
+    _check_rule(
+        "type checks pass",
+        _check_claim(_TYPE_NOUNS, "type", r"type[- ]?checkers?"),
+        r"(?:^|_)(?:typecheck|type_check)(?:_|$)",
+        TYPE_COMMANDS,
     ),
     Rule(
         name="the build passes",
