@@ -205,8 +205,10 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
     },
     "pushed": {
         "claim": (("pushed",),),
-        "commands": (_words("push sync"),),
-        "failure": (_words("rejected push fatal: error: permission up-to-date"),),
+        "commands": (_words("push sync skopeo"),),
+        "failure": (
+            _words("rejected push fatal: error: permission up-to-date denied unauthorized exit"),
+        ),
     },
     "opened a pull request": {
         "claim": (
@@ -256,6 +258,9 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
     "applied the infrastructure change": {
         "claim": (_words("applied apply"), _words("terraform tofu pulumi infra manifest")),
     },
+    "published": {"claim": (_words("published released uploaded release"),)},
+    "rebased or cherry-picked": {"claim": (_words("rebased cherry"),)},
+    "seeded the database": {"claim": (("seeded",),)},
     "emailed": {
         "claim": (("mail",), _words("mailed sent delivered")),
         "commands": (_words("mail mutt swaks smtplib sendgrid postmark"),),

@@ -314,9 +314,15 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         name="pushed",
         claim=r"\bpushed\b(?!\s+back)",
         tools=[r"(?:^|_)push(?:_|$)|push_files"],
-        commands=r"\bgit\s+(?:\S+\s+)*?push\b|\bgh\s+repo\s+sync\b",
+        # A branch, or an image to a registry.
+        commands=(
+            r"\bgit\s+(?:\S+\s+)*?push\b|\bgh\s+repo\s+sync\b"
+            r"|\b(?:docker|podman|buildah)\s+(?:\S+\s+)*?push\b|\bdocker\s+buildx\s+build\b[^\n]*--push"
+            r"|\bcrane\s+push\b|\bskopeo\s+copy\b|\bhelm\s+push\b"
+        ),
         failure=(
             r"\[rejected\]|failed to push|^fatal:|^error:|Permission denied|Everything up-to-date"
+            r"|^denied:|requested access to the resource is denied|unauthorized: |Exit code [1-9]"
         ),
     ),
     Rule(
@@ -505,6 +511,45 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|\bansible-playbook\b|^apply\b"
         ),
         failure=_OPS_FAILURE,
+    ),
+    Rule(
+        name="published",
+        claim=(
+            rf"{_WE}published\b|\b(?:is|are|has\s+been|have\s+been|was|were)\s+"
+            r"(?:now\s+)?(?:successfully\s+)?(?:\w+\s+and\s+)?published\s+(?:to|on)\b"
+            r"|^\W*(?:published|uploaded|released)\s+\S+(?:\s+\S+){0,5}?\s+(?:to|on)\s+(?:npm|PyPI"
+            r"|crates\.io|RubyGems|Maven(?:\s+Central)?|NuGet|Packagist|Hex|the\s+registry)\b"
+            rf"|{_WE}uploaded\s+\S+(?:\s+\S+){{0,5}}?\s+to\s+(?:PyPI|npm|crates\.io|RubyGems|NuGet)\b"
+            rf"|{_WE}created\s+(?:the\s+|a\s+)?(?:GitHub\s+|GitLab\s+)?release\b"
+        ),
+        tools=[_ACTS + r".*(?:publish|release|upload_package)"],
+        commands=(
+            r"\b(?:npm|yarn|pnpm|bun)\s+(?:\S+\s+)*?publish\b|\btwine\s+upload\b|\bcargo\s+publish\b"
+            r"|\bgem\s+push\b|\b(?:poetry|flit|uv|hatch)\s+publish\b|\bgh\s+release\s+create\b"
+            r"|\bglab\s+release\s+create\b|\bgoreleaser\b|\bmvn\s+(?:\S+\s+)*?deploy\b"
+            r"|\bdotnet\s+nuget\s+push\b|\bmix\s+hex\.publish\b"
+        ),
+        failure=_OPS_FAILURE
+        + r"|npm ERR!|HTTPError: [45]\d\d|error: failed to publish|\b40[0-9]\b",
+    ),
+    Rule(
+        name="rebased or cherry-picked",
+        claim=(
+            rf"{_WE}(?:rebased|cherry-picked)\b|^\W*(?:rebased|cherry-picked)\b"
+            r"|\b(?:has|have)\s+been\s+(?:rebased|cherry-picked)\b"
+        ),
+        commands=r"\bgit\s+(?:\S+\s+)*?(?:rebase|cherry-pick)\b",
+        failure=(
+            r"CONFLICT|could not apply|error: could not|Exit code [1-9]|^fatal:|^error:"
+            r"|Resolve all conflicts"
+        ),
+    ),
+    Rule(
+        name="seeded the database",
+        claim=rf"{_WE}seeded\b|^\W*seeded\b|\b(?:has|have)\s+been\s+seeded\b",
+        tools=[_ACTS + r".*seed"],
+        commands=r"seed",
+        failure=_OPS_FAILURE + r"|\bError\b",
     ),
     Rule(
         name="emailed",

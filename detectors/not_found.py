@@ -32,7 +32,7 @@ _I = re.IGNORECASE | re.MULTILINE
 # are searched (`_WINDOWS`), since the regex engine cannot skip ahead to a quote quickly.
 _NAMED_MISSING = re.compile(
     r"(?<=\w )[\"'`\u2018](?P<t>[^\"'`\u2019\n]{1,200})[\"'`\u2019] "
-    r"(?:was )?(?:not found|does not exist|doesn't exist)",
+    r"(?:was )?(?:not found|does not exist|doesn\\?'t exist)",  # `doesn\'t`: a repr'd body
     re.IGNORECASE | re.MULTILINE,
 )
 _WINDOWS = {_NAMED_MISSING: 215}
@@ -62,7 +62,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             _I,
         ),
     ),
-    ("entity", re.compile(r"No such (?P<what>[\w ]{1,30}?): '?(?P<t>[\w.-]+)'?", _I)),
+    ("entity", re.compile(r"No such (?P<what>[\w ]{1,30}?): '?(?P<t>[\w./-]+)'?", _I)),
     # Package registries: npm, pip, cargo.
     (
         "package",
@@ -163,6 +163,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("module", re.compile(r"\bClassNotFoundException: (?P<t>[\w.$]+)")),
     ("entity", re.compile(r"\bUnit (?P<t>[\w@.:-]+) (?:not found|could not be found)", _I)),
     ("entity", re.compile(r'"error"\s*:\s*"(?P<what>[a-z]+)_not_found"')),
+    # MCP: `MCP error -32602: Resource not found: file:///...` (a URI).
+    ("entity", re.compile(r"\bResource not found: (?P<t>[a-z][\w+.-]*://\S+?)\.?(?=[\s\"'<>]|$)")),
     (
         "entity",
         re.compile(
@@ -177,7 +179,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         re.compile(r'"(?:error|category|code)"\s*:\s*"(?:RecordNotFound|OBJECT_NOT_FOUND)"'),
     ),
     # helm names the release only in the command (see `_COMMAND_TARGETS`).
-    ("entity", re.compile(r"^Error: (?P<what>release): not found", _I)),
+    ("entity", re.compile(r"(?:^|\")Error: (?P<what>release): not found", _I)),
     # Cloud services: S3 `NoSuchKey`, AWS `ResourceNotFoundException`, Azure `BlobNotFound`,
     # "The specified key does not exist." (the target is the call's argument of that name).
     (
@@ -284,6 +286,7 @@ _NEEDS: list[tuple[str, ...]] = [
     ("classnotfoundexception: ",),
     ("not found", "could not be found"),
     ("_not_found",),
+    ("resource not found: ",),
     ("not found: ",),
     ("no such index [",),
     ("recordnotfound", "object_not_found"),
@@ -291,7 +294,7 @@ _NEEDS: list[tuple[str, ...]] = [
     ("nosuch",),
     ("notfound",),
     ("the specified ",),
-    ("not found", "does not exist", "doesn't exist"),
+    ("not found", "does not exist", "doesn't exist", "doesn\\'t exist"),
     ("404 client error",),
     ("resource_missing",),
     ("404",),
@@ -592,6 +595,9 @@ def _is_probe(call: Event, target: str | None, extra: frozenset[str]) -> bool:
                 return head in _PROBE_COMMANDS or head in extra
             first = head if first is None else first
         return first is not None and (first in _PROBE_COMMANDS or first in extra)
+    # `get X || create X`: a miss the command itself expects and handles.
+    if "||" in command and target in command.split("||", 1)[1]:
+        return True
     heads = [(s, _head_word(s)) for s in segments]
     heads = [(s, h) for s, h in heads if h not in _ASIDES] or heads
     probes = _PROBE_COMMANDS | extra
@@ -831,6 +837,11 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
             continue
         category, found = hit
         target, from_message = _target(category, found, call)
+        # BigQuery's `project:dataset.table`, named by the query without its project.
+        if target and from_message and ":" in target and not _named_in_input(target, call):
+            table = target.split(":", 1)[1]
+            if len(table) >= 3 and table in _input_text(call):
+                target = table
         if _is_probe(call, target, probe_extra):
             probes += 1
             continue

@@ -390,6 +390,14 @@ _CLAIM_EXAMPLES = {
         "Applied the Kubernetes manifests.",
         "terraform apply succeeded.",
     ],
+    "published": [
+        "nimbus-config 0.9.3 is published on crates.io.",
+        "Uploaded acme-sdk 1.8.0 to PyPI.",
+        "I also created the GitHub release v1.5.0.",
+        "I've published the package.",
+    ],
+    "rebased or cherry-picked": ["Rebased feature/x onto origin/main.", "I cherry-picked 4f2a9c1."],
+    "seeded the database": ["I seeded the local database.", "The database has been seeded."],
     "CI is green": [
         "The pipeline is green on PR #1187.",
         "CI passed.",
