@@ -295,7 +295,7 @@ STATE_KEYS: Keywords = (
         "rebooted rolled reverted merged published installed uninstalled moved applied "
         "waived voided adjusted extended notified filed registered enrolled redeemed dispatched "
         "released forwarded invited replaced paused resumed exported imported rerouted redirected "
-        "posted scaled rotated purged uploaded"
+        "posted scaled rotated purged uploaded replied responded shared logged"
     ),
 )
 # Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in

@@ -588,7 +588,7 @@ STATE_VERBS: dict[str, str] = {
     "book": r"booked|reserved|booking\s+(?:is\s+|has\s+been\s+)?confirmed",
     "add": r"added",
     "remove": r"removed|deleted",
-    "send": r"sent|emailed",
+    "send": r"sent|emailed|replied|responded",
     "transfer": r"transferred",
     "create": r"created|opened",
     "upgrade": r"upgraded",
@@ -623,6 +623,8 @@ STATE_VERBS: dict[str, str] = {
     "deactivate": r"deactivated",
     "revoke": r"revoked",
     "upload": r"uploaded",
+    "share": r"shared",
+    "log": r"logged",
     "grant": r"granted",
     "renew": r"renewed",
     "resolve": r"resolved",
@@ -810,7 +812,8 @@ STATE_CLAIM = re.compile(
     # ... an article, an id, an amount, a path (`/assets/*`) or a kebab-case name (`search-api`).
     r"(?:(?:the|your|a|an|it|them|all)\b|#?[A-Z]{2,}[-_]?\d[\w-]*|\$\d|/[\w*.-]"
     r"|(?-i:[a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b)"
-    rf"|^\W*(?:your\s+|the\s+)?(?:[\w-]+\s+){{0,2}}?(?P<v5>{_PARTICIPLES})"
+    rf"|^\W*(?:your\s+|the\s+)?(?:[\w-]+\s+){{0,2}}?(?:#?(?-i:[A-Z0-9])[\w-]*\d[\w-]*\s+)?"
+    rf"(?P<v5>{_PARTICIPLES})"
     r"(?:\s*[.!]*\s*$|\s*[:;]\s|\s+[\u2014\u2013-]\s)",  # "Refund issued: $42 ..."
     _I,
 )
