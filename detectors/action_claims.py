@@ -880,16 +880,12 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
     return out
 
 
-_CI = "CI is green"
-_RUN_IN_CI = frozenset({"tests pass", "lint passes", "type checks pass", "the build passes"})
-
-
 def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Signal]:
     signals: list[Signal] = []
     for sentence, hits, states in found_in:
-        names = [run.rules[i].name for i, _ in hits]
-        if _CI in names:  # the checks of a sentence about CI are CI's ("lint passed too")
-            hits = [h for h, name in zip(hits, names, strict=True) if name not in _RUN_IN_CI]
+        if any(run.rules[i].rule.about_ci for i, _ in hits):
+            # The checks of a sentence about CI are CI's ("... and lint passed too").
+            hits = [(i, at) for i, at in hits if not run.rules[i].rule.ci_runs_it]
         verdicts = [_verdict(run, i, sentence, start) for i, start in hits]
         # A domain-tool check only speaks when no rule already found the claim backed
         # ("I sent the email" after `send_email`); rules about different actions stand alone.
@@ -1036,6 +1032,8 @@ def _object_verdict(
                 value = str(args[key]).lstrip("#").lower()
                 if value in named:
                     objects.add(value)
+    if not objects:
+        return None
     outcome: dict[str, tuple[int, int, str]] = {}  # object -> last failure, last success, why
     for result in run.results:
         call = result.call.event
@@ -1056,8 +1054,6 @@ def _object_verdict(
         if entry.event.name in names
         for obj in objects & {v.lstrip("#").lower() for v in input_strings(entry.event.input)}
     }
-    if not objects:
-        return None
     missing = sorted(objects - calls_on)
     rule = f"{verb} via `{targets[0].name}`"
     if missing:

@@ -52,6 +52,14 @@ class Rule(BaseModel):
         description="Only an unqualified claim can be contradicted ('all tests pass', not "
         "'the renderer tests pass').",
     )
+    about_ci: bool = Field(
+        False, description="The claim reports a CI run ('the pipeline is green')."
+    )
+    ci_runs_it: bool = Field(
+        False,
+        description="A check CI runs too (tests, lint, a build): in a sentence that is about CI "
+        "('tests passed in CI, and lint too') the claim is CI's, left to the CI rule.",
+    )
 
     @field_validator("claim", "commands", "failure", "weak_commands", "weak_evidence")
     @classmethod
@@ -227,6 +235,7 @@ def _check_rule(name: str, claim: str, tool: str, commands: str) -> Rule:
         failure=_CHECK_FAILURE,
         weak_commands=COMMIT_HOOKS,
         weak_evidence=HOOK_OUTPUT,
+        ci_runs_it=True,
     )
 
 
@@ -270,6 +279,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         weak_commands=COMMIT_HOOKS,
         weak_evidence=HOOK_OUTPUT,
         strict_subject=True,
+        ci_runs_it=True,
     ),
     _check_rule(
         "lint passes",
@@ -296,6 +306,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         # A test run builds what it tests (`gradle test`, `cargo test`): it backs the claim too.
         commands=BUILD_COMMANDS + "|" + TEST_COMMANDS,
         failure=TEST_FAILURE + r"|FAILURE:|(?-i:\bERROR\b)|\berror(?:\[\w+\])?:|Compilation failed",
+        ci_runs_it=True,
     ),
     Rule(
         name="committed",
@@ -378,6 +389,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         ),
         # Not a zero count ("0 failing").
         failure=r"(?<!\b0 )\b(?:fail(?:ed|ure|ing)?|cancell?ed)\b|Exit code [1-9]|^X\s|\u2717",
+        about_ci=True,
     ),
     Rule(
         name="merged",

@@ -768,8 +768,22 @@ def _input_value_in(call: Event, output: str) -> str | None:
     return None
 
 
-def _named_in_input(target: str, call: Event) -> bool:
+def _as_named(target: str, call: Event) -> str | None:
+    """``target`` as the call's input names it: itself (or a form of it, see
+    ``_named_in_input``), a BigQuery `project:dataset.table` by its table alone (a query may
+    leave the project out), or None when the input does not name it."""
     text = _input_text(call)
+    if _named_in_input(target, call, text):
+        return target
+    if ":" in target:
+        table = target.split(":", 1)[1]
+        if len(table) >= 3 and table in text:
+            return table
+    return None
+
+
+def _named_in_input(target: str, call: Event, text: str) -> bool:
+    """Whether ``text``, the input of ``call``, names ``target``."""
     base = target.rstrip("/").rsplit("/", 1)[-1]
     if "\\" in target and not isinstance(call.input, str):
         target = json.dumps(target, ensure_ascii=False)[1:-1]  # as the JSON of the input has it
@@ -837,11 +851,8 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
             continue
         category, found = hit
         target, from_message = _target(category, found, call)
-        # BigQuery's `project:dataset.table`, named by the query without its project.
-        if target and from_message and ":" in target and not _named_in_input(target, call):
-            table = target.split(":", 1)[1]
-            if len(table) >= 3 and table in _input_text(call):
-                target = table
+        as_named = _as_named(target, call) if target and from_message else target
+        target = as_named or target
         if _is_probe(call, target, probe_extra):
             probes += 1
             continue
@@ -849,7 +860,7 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
         # the agent's assumption: stay silent rather than blame it.
         # (A missing module is the environment's gap whoever imported it: the agent ran code
         # assuming it was installed, as with a missing command.)
-        if target and from_message and category != "module" and not _named_in_input(target, call):
+        if target and from_message and category != "module" and as_named is None:
             continue
         # "Is the name free?" before creating it (a repository, a record), or "is it gone?"
         # after deleting it: an existence check.
