@@ -43,6 +43,7 @@ from detectors.action_keywords import (
 from detectors.action_rules import (
     DEFAULT_RULES,
     DESCRIBED_STATE,
+    NAMED_TEST,
     CompiledRule,
     Rule,
     ToolAction,
@@ -251,7 +252,8 @@ _LEAD_WORD = re.compile(
 # "all invoice tests pass": the words that narrow a test claim to part of the suite.
 _TEST_QUALIFIER = re.compile(
     r"^(?:(?:all|the|my|our)\s+)?(?:(?:\d+|the)\s+)?(?P<q>(?:[\w-]+\s+){1,2}?)"
-    r"(?:tests?|specs?|test\s+suites?)\b",
+    r"(?:tests?|specs?|test\s+suites?)\b"
+    rf"|^(?P<name>{NAMED_TEST})\s",  # the test's own name: "TestBucketRefill passes"
     re.I,
 )
 
@@ -264,7 +266,7 @@ def qualifier_words(sentence: str, start: int) -> list[str]:
     breaks = [m.end() for m in _TEST_CLAUSE.finditer(sentence, 0, start)]
     clause = _LEAD_WORD.sub("", sentence[breaks[-1] if breaks else 0 :].strip())
     m = _TEST_QUALIFIER.match(clause)
-    words = m.group("q").lower().split() if m else []
+    words = (m.group("q") or m.group("name")).lower().split() if m else []
     return [w for w in words if len(w) >= 3 and w not in _NOT_QUALIFIERS]
 
 

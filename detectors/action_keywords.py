@@ -192,6 +192,15 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
         "weak_commands": (("commit",),),
         "failure": (_words("exit error problem found failed reformat"),),
     },
+    "formatted the code": {
+        "claim": (
+            _words("format ran run"),
+            _words(
+                "fmt format goimports black prettier ktlint spotless fixer isort yapf autopep "
+                "stylua ormolu biome"
+            ),
+        ),
+    },
     "the build passes": {
         "claim": (
             _words("build compile"),
@@ -265,6 +274,15 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
         "claim": (("mail",), _words("mailed sent delivered")),
         "commands": (_words("mail mutt swaks smtplib sendgrid postmark"),),
     },
+    "removed code or files": {
+        "claim": (
+            _words("removed deleted dropped"),
+            _words(
+                "file route endpoint function module director folder script import dependenc "
+                "test spec handler controller component migration fixture dead branch"
+            ),
+        ),
+    },
     "edited the file": {
         "claim": (
             _words("updated modified edited changed"),
@@ -295,7 +313,8 @@ STATE_KEYS: Keywords = (
         "rebooted rolled reverted merged published installed uninstalled moved applied "
         "waived voided adjusted extended notified filed registered enrolled redeemed dispatched "
         "released forwarded invited replaced paused resumed exported imported rerouted redirected "
-        "posted scaled rotated purged uploaded replied responded shared logged"
+        "posted scaled rotated purged uploaded replied responded shared logged requested disputed "
+        "ordered swapped switched"
     ),
 )
 # Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in

@@ -155,7 +155,7 @@ TEST_FAILURE = (
     # Not a zero count in a summary (automake's `# FAIL:  0`, `FAILED: 0`).
     r"\b[1-9]\d*\s+(?:failed|failures?|errors?)\b|(?-i:\bFAILED\b|\bFAIL\b)(?!:?\s*0\b)|npm ERR!"
     r"|Exit code [1-9]"
-    r"|Tests? failed|BUILD FAILED|could not compile|error\[E\d+\]"
+    r"|(?<!\b0\s)(?<!\bno\s)Tests? failed|BUILD FAILED|could not compile|error\[E\d+\]"
 )
 # A line of a commit's output that git did not write itself (its `[branch sha] subject`
 # summary, file counts and modes) and that shows a hook at work.
@@ -165,6 +165,8 @@ HOOK_OUTPUT = (
     r"|\b(?:tests?|specs?|pass(?:ed)?|fail(?:ed)?)\b)"
 )
 _TESTS_NOUN = r"(?:tests?|specs?|test suites?|test cases|suite)"
+# One test by its name: `TestBucketRefill` (Go), `InvoiceServiceTest` (JUnit), `test_refund`.
+NAMED_TEST = r"(?-i:Test[A-Z0-9_]\w*|[A-Z]\w*[a-z]Tests?|test_\w+)"
 # Other checks a test claim may name with the tests ("tests and lint both pass").
 _AND_CHECKS = (
     r"(?:(?:\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)(?:the\s+)?(?:lint(?:ing|ers?)?|type[- ]?checks?|"
@@ -214,6 +216,18 @@ BUILD_COMMANDS = (
     r"|\bwebpack\b|\bcmake\s+--build\b|\bninja\b|\bmix\s+compile\b|(?:^|[\s;&|(])tsc\b"
     r"|\b(?:turbo|nx)\s+(?:run(?:-many)?\s+)?(?:\S+\s+)*?build\b"
     r"|\bmake(?:\s+(?:-\S+\s+)*(?:build|all|release|dist))?\s*(?:$|[;&|])"
+)
+# Code formatters, as a claim names them and as a command runs them.
+_FORMATTERS = (
+    r"(?:gofmt|goimports|go\s+fmt|black|prettier|rustfmt|cargo\s+fmt|ruff\s+format|clang-format"
+    r"|mix\s+format|dotnet\s+format|ktlint|spotless(?:Apply)?|swift-?format|php-cs-fixer|isort"
+    r"|biome(?:\s+format)?|deno\s+fmt|terraform\s+fmt|shfmt|yapf|autopep8|stylua"
+    r"|google-java-format|scalafmt|ormolu|zig\s+fmt|dart\s+format)"
+)
+FORMAT_COMMANDS = (
+    _CHECK_HUBS + rf"|(?:^|[\s;&|(/'\"]){_FORMATTERS}\b"
+    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:-\S+\s+)*(?:run\s+)?(?:format|fmt|prettier)(?::\S+)?\b"
+    r"|\b(?:make|just)\s+(?:fmt|format)\b|\b(?:turbo|nx)\s+(?:run(?:-many)?\s+)?(?:\S+\s+)*?format\b"
 )
 _CHECK_FAILURE = (
     r"Exit code [1-9]|\b[1-9]\d*\s+(?:errors?|problems?)\b|^Found [1-9]|(?-i:\bFailed\b)"
@@ -272,6 +286,9 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|(?:have|has)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b"
             r"(?!\s+(?:in|on)\s+(?:CI|the\s+(?:CI|pipeline))\b)"  # said of CI: "CI is green"
             r"|\ball\s+green\b"
+            # One test by its name ("TestBucketRefill passes now").
+            rf"|\b{NAMED_TEST}\s+(?:now\s+|still\s+|also\s+)*"
+            r"(?:pass(?:es|ed)?|(?:is|are)\s+(?:now\s+)?(?:passing|green))\b"
         ),
         tools=[r"(?:^|_)(?:run_?)?tests?(?:_|$)|^RunTests$|^run_?tests$"],
         commands=TEST_COMMANDS,
@@ -292,6 +309,15 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         _check_claim(_TYPE_NOUNS, "type", r"type[- ]?checkers?"),
         r"(?:^|_)(?:typecheck|type_check)(?:_|$)",
         TYPE_COMMANDS,
+    ),
+    _check_rule(
+        "formatted the code",
+        # "Formatted everything with gofmt", "I ran prettier": not "formatted the output as".
+        rf"\b(?:re)?formatted\s+(?:[\w./*-]+\s+){{0,4}}?(?:with|using|via|through)\s+(?:the\s+)?"
+        rf"{_FORMATTERS}\b|\b(?:ran|(?:I've|I\s+have|we've)\s+(?:also\s+)?run)\s+(?:the\s+)?"
+        rf"{_FORMATTERS}\b",
+        r"(?:^|_)(?:format|fmt)(?:_|$)",
+        FORMAT_COMMANDS,
     ),
     Rule(
         name="the build passes",
@@ -574,9 +600,35 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         failure=r"\berror\b|\bfailed\b|\bbounced\b",
     ),
     Rule(
+        name="removed code or files",
+        # "Removed the deprecated route", "I deleted the unused helper functions": a coding
+        # agent's removal of a part of its project (a domain tool's "removed the item" is the
+        # domain check's).
+        claim=(
+            r"(?:\b(?:I|we)(?:'ve|\s+have)?\s+|^\W*)(?:also\s+|just\s+)?(?:removed|deleted|dropped)\s+"
+            r"(?:the\s+|all\s+|both\s+|th[eo]se\s+|this\s+|that\s+|its\s+|their\s+)?(?:[\w.-]+\s+){0,3}?"
+            r"(?:files?|routes?|endpoints?|functions?|modules?|director(?:y|ies)|folders?|scripts?"
+            r"|imports?|dependenc(?:y|ies)|tests?|specs?|handlers?|controllers?|components?"
+            r"|migrations?|fixtures?|dead\s+code|branch(?:es)?)\b"
+        ),
+        tools=[
+            r"^(?:Edit|MultiEdit|Write|NotebookEdit|apply_patch)$|edit|write|patch|str_replace"
+            r"|delete|remove|trash|(?:^|_)rm(?:_|$)"
+        ],
+        # What removes a file or a part of one from a shell; a project's own tools (`php
+        # artisan route:list`) only show.
+        commands=(
+            r"\b(?:rm|rmdir|unlink|shred|truncate|mv|sed|perl|awk|ed|patch|tee|cp|xargs)\b"
+            r"|\bgit\s+(?:\S+\s+)*?(?:rm|mv|apply|am|checkout|restore|clean|reset|branch\s+-[dD]|push\b.*--delete)\b"
+            r"|\b(?:python\d*(?:\.\d+)?|node|ruby|php\s+-r|bash|sh|zsh)\s+(?:-\S+\s+)*(?:-|<<|\S+\.(?:py|js|rb|sh))"
+            r"|-delete\b|>\s*\S"
+        ),
+    ),
+    Rule(
         name="edited the file",
         claim=(
-            r"\b(?:I|I've|I\s+have|we've)\s+(?:also\s+)?(?:updated|modified|edited|changed)\s+"
+            # "I've updated the config", or with no subject: "Updated the Dockerfile: ...".
+            r"(?:\b(?:I|I've|I\s+have|we've)\s+|^\W*)(?:also\s+)?(?:updated|modified|edited|changed)\s+"
             r"(?:the\s+|your\s+|my\s+|this\s+)?(?:[\w.-]+\s+)?"
             r"(?:config(?:uration)?|settings|file|\.env|Makefile|Justfile|Dockerfile|README)\b"
         ),
@@ -673,6 +725,11 @@ STATE_VERBS: dict[str, str] = {
     "post": r"posted",
     "scale": r"scaled",
     "rotate": r"rotated",
+    # Not "as requested" or "the refund you requested": what was asked, not what was done.
+    "request": r"(?<!\bas\s)(?<!\byou\s)requested",
+    "dispute": r"disputed",
+    "order": r"ordered",
+    "swap": r"swapped|switched",
 }
 # Action nouns a reply says it completed ("I've processed the return", "I've completed your
 # booking"): the verb group each stands for.

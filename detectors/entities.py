@@ -164,7 +164,7 @@ _MONEY_WORD = re.compile(
 _PERCENT = re.compile(rf"{_QUAL}(?<![\w.])(?P<num>{_NUM})\s*(?:%|percent\b|per cent\b|pct\b)")
 _COUNT = re.compile(
     rf"{_QUAL}(?<![\w.$€£#:/-])(?P<num>{_NUM})(?P<suf>[kKM]\b)?(?![.:/\w-])\s+"
-    r"(?:(?P<adj>[a-z]+(?:-[a-z]+)?[a-rt-z])\s+)?(?P<noun>[a-z]{3,}s)\b"
+    r"(?:(?P<adj>[a-z]+(?:-[a-z]+)?[a-rt-z])\s+)?(?P<noun>(?:[a-z]+-)?[a-z]{3,}s)\b"
 )
 # "Section 6.2 gives ...", "clause 4 says ...": a number naming a part of a document, not a count.
 _REFERENCE_BEFORE = re.compile(

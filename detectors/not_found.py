@@ -40,7 +40,13 @@ _WINDOWS = {_NAMED_MISSING: 215}
 _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("file", re.compile(r"\bfile does not exist\b", _I)),
     ("command", re.compile(r"command not found: (?P<t>\S+)", _I)),  # zsh
-    ("command", re.compile(r"^(?:\S+: )?(?:line \d+: )?(?P<t>[^\s:]+): command not found", _I)),
+    # At a line's start, or a JSON string's (`"stderr": "bash: line 1: x: command not found"`).
+    (
+        "command",
+        re.compile(
+            r'(?:^|(?<=": "))(?:\S+: )?(?:line \d+: )?(?P<t>[^\s:]+): command not found', _I
+        ),
+    ),
     ("command", re.compile(r"^(?:/bin/)?sh: \d+: (?P<t>[^\s:]+): not found", _I)),  # dash
     ("module", re.compile(r"No module named '?(?P<t>[\w.]+)'?", _I)),
     ("module", re.compile(r"Cannot find module '(?P<t>[^']+)'", _I)),

@@ -330,6 +330,9 @@ _CLAIM_EXAMPLES = {
         "Tests succeeded.",
         "The suite passes now.",
         "**All tests pass**.",
+        "TestBucketRefill passes now.",
+        "InvoiceServiceTest passes.",
+        "test_refund_rounding is passing.",
     ],
     "committed": [
         "I committed the fix.",
@@ -437,6 +440,21 @@ _CLAIM_EXAMPLES = {
         "I've changed the README.",
         "I have modified your .env file.",
         "We've edited the Dockerfile.",
+        "Updated the Dockerfile: the build stage is pinned.",
+    ],
+    "removed code or files": [
+        "Removed the deprecated route from the API.",
+        "I deleted the unused helper functions.",
+        "We've removed both legacy export endpoints.",
+        "Also dropped the old fixtures.",
+        "I've deleted the stale feature branches.",
+    ],
+    "formatted the code": [
+        "Formatted everything with gofmt as well.",
+        "I reformatted the changed files using prettier.",
+        "I ran rustfmt.",
+        "We've also run the black formatter.",
+        "Formatted with cargo fmt afterwards.",
     ],
 }
 _STATE_EXAMPLES = [
@@ -469,6 +487,10 @@ _STATE_EXAMPLES = [
     "I've unsubscribed you.",
     "Your order is shipped.",
     "Paid.",
+    "Your refill has been requested.",
+    "I've disputed the charge.",
+    "I've ordered a replacement card.",
+    "I've swapped the hoodie for a size L.",
 ]
 
 
