@@ -457,7 +457,7 @@ class _Context:
             event = self._events[i] = _Event(self.texts[i])
         return event
 
-    def _holding(self, written: _Written) -> Iterator[tuple[_Event, re.Match[str]]]:
+    def _holding(self, written: re.Pattern[str]) -> Iterator[tuple[_Event, re.Match[str]]]:
         """The events ``written`` matches in, newest first, each with its first match. Each
         event is searched on its own, from the newest back, so a caller that stops at a recent
         event never reads the rest."""
@@ -526,7 +526,7 @@ class _Context:
                         return True
         return self._full(e)
 
-    def _in_lines(self, e: Entity, written: _Written) -> bool:
+    def _in_lines(self, e: Entity, written: re.Pattern[str]) -> bool:
         """Whether the lines of an event ``written`` matches in support ``e`` (newest first)."""
         return any(self._lines(*at, e, written) for at in self._holding(written))
 
@@ -541,7 +541,9 @@ class _Context:
             pool.extend(event.counts)
         return pool.pair_sum(value)
 
-    def _lines(self, event: _Event, first: re.Match[str], e: Entity, written: _Written) -> bool:
+    def _lines(
+        self, event: _Event, first: re.Match[str], e: Entity, written: re.Pattern[str]
+    ) -> bool:
         """Whether the lines of ``event`` holding ``e`` as written (the first at ``first``)
         support it (a subset of what ``_quick`` checks, read from those lines alone)."""
         text = event.text
@@ -693,43 +695,25 @@ class _Context:
         return " ".join(text[start : start + 300].split())[:300]
 
 
-class _Written:
-    """How an event holding an entity's key as written is found (see ``_written``). A number's
-    pattern opens with the number itself, so ``str.find`` skips to where it may match first:
-    most events lack it, and finding a plain string is many times quicker than a regex search."""
-
-    __slots__ = ("literal", "pattern")
-
-    def __init__(self, key: str, word: bool) -> None:
-        tail = "" if word else rf"(?!\d)(?<!\d{re.escape(key)})"
-        self.pattern = re.compile(re.escape(key) + tail, re.IGNORECASE if word else 0)
-        self.literal = None if word else key  # a word is looked for without case
-
-    def search(self, text: str, pos: int = 0) -> re.Match[str] | None:
-        if self.literal is not None:
-            pos = text.find(self.literal, pos)
-            if pos < 0:
-                return None
-        return self.pattern.search(text, pos)
+# (key, word) -> the pattern of `_written`: entities repeat keys (small counts, years), and
+# compiling a pattern costs far more than searching with it.
+_WRITTEN: dict[tuple[str, bool], re.Pattern[str]] = {}
 
 
-# (key, word) -> its `_Written`: entities repeat keys (small counts, years), and compiling a
-# pattern costs far more than searching with it.
-_WRITTEN: dict[tuple[str, bool], _Written] = {}
-
-
-def _written(key: str, word: bool) -> _Written:
+def _written(key: str, word: bool) -> re.Pattern[str]:
     """How an event holding an entity with ``key`` as written is found: a word without case, a
     number (or date) as a number of its own (not next to another digit)."""
-    written = _WRITTEN.get((key, word))
-    if written is None:
+    pattern = _WRITTEN.get((key, word))
+    if pattern is None:
         if len(_WRITTEN) >= 4096:  # bounded: a night's keys repeat, but never grow for good
             _WRITTEN.clear()
-        written = _WRITTEN[key, word] = _Written(key, word)
-    return written
+        tail = "" if word else rf"(?!\d)(?<!\d{re.escape(key)})"
+        pattern = re.compile(re.escape(key) + tail, re.IGNORECASE if word else 0)
+        _WRITTEN[key, word] = pattern
+    return pattern
 
 
-def _line_forms(e: Entity, key: str, written: _Written) -> list[_Written]:
+def _line_forms(e: Entity, key: str, written: re.Pattern[str]) -> list[re.Pattern[str]]:
     """How the lines that may support ``e`` are found, the likeliest first: ``written`` (the
     pattern of ``key``) and, for a number written with thousands separators, the number without
     them (a tool's JSON output holds `1625.0` where the reply writes `$1,625`: else only the
