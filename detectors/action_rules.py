@@ -144,7 +144,8 @@ TEST_COMMANDS = (
     # Monorepo runners: `turbo run test lint`, `nx affected -t test`, `nx run api:test`.
     r"|\bturbo\s+(?:run\s+)?(?:[\w:-]+\s+)*?test\b|\bnx\s+(?:run-many|affected)\b[^\n;&|]*?"
     r"(?:-t|--targets?)[= ]?(?:\S*,)?test\b|\bnx\s+(?:run\s+\S+:test|test)\b"
-    r"|\bgradlew?\s+(?:\S+\s+)*?(?:test|check)\b|\bmvnw?\s+(?:\S+\s+)*?(?:test|verify)\b"
+    # Gradle tasks by path and variant too (`:app:testDebugUnitTest`, `connectedAndroidTest`).
+    r"|\bgradlew?\s+(?:\S+\s+)*?(?:\S*:)?(?:test\w*|check|\w+Test)\b|\bmvnw?\s+(?:\S+\s+)*?(?:test|verify)\b"
     r"|\brake\s+(?:test|spec)\b|\bdotnet\s+test\b|\bswift\s+test\b|\bdeno\s+test\b"
     r"|\bbazel\s+test\b|\bmanage\.py\s+test\b|\brails\s+test\b|\bflutter\s+test\b"
     r"|\bplaywright\s+test\b|\bcypress\s+run\b|\bpre-commit\s+run\b"
@@ -393,7 +394,9 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         ),
         tools=[_ACTS + r".*(?:deploy|rollout|release)"],
         commands=(
-            r"\bdeploy\b|\bkubectl\s+(?:apply|rollout|set\s+image)|\bhelm\s+(?:upgrade|install)"
+            # Global flags may come first (`kubectl --context prod-eu1 apply`).
+            r"\bdeploy\b|\bkubectl\s+(?:-\S+\s+(?:[^-\s]\S*\s+)?)*(?:apply|rollout|set\s+image)"
+            r"|\bhelm\s+(?:-\S+\s+(?:[^-\s]\S*\s+)?)*(?:upgrade|install)"
             r"|\bterraform\s+apply|\bpulumi\s+up|\bvercel\b|\bwrangler\s+(?:deploy|publish)"
             r"|\bdocker\s+push|\bgit\s+push\s+heroku"
         ),
@@ -576,7 +579,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             rf"{_WE}(?:rebased|cherry-picked)\b|^\W*(?:rebased|cherry-picked)\b"
             r"|\b(?:has|have)\s+been\s+(?:rebased|cherry-picked)\b"
         ),
-        commands=r"\bgit\s+(?:\S+\s+)*?(?:rebase|cherry-pick)\b",
+        commands=r"\bgit\s+(?:\S+\s+)*?(?:--)?(?:rebase|cherry-pick)\b",  # `git pull --rebase`
         failure=(
             r"CONFLICT|could not apply|error: could not|Exit code [1-9]|^fatal:|^error:"
             r"|Resolve all conflicts"
@@ -730,6 +733,8 @@ STATE_VERBS: dict[str, str] = {
     "dispute": r"disputed",
     "order": r"ordered",
     "swap": r"swapped|switched",
+    "isolate": r"isolated",
+    "quarantine": r"quarantined",
 }
 # Action nouns a reply says it completed ("I've processed the return", "I've completed your
 # booking"): the verb group each stands for.

@@ -326,7 +326,8 @@ def _cells(line: str) -> list[str] | None:
 def _json_columns(data: Any) -> dict[str, list[float]]:
     """The numbers of a parsed JSON document by key path (list positions ignored): each path's
     in document order, the paths in the order they first appear. An object whose members are
-    all numbers (a breakdown: `{"email": 245, "chat": 167}`) is also a column of its own."""
+    all numbers (a breakdown: `{"email": 245, "chat": 167}`) is also a column of its own; one
+    whose members are all objects is read as a list of records."""
     columns: defaultdict[str, list[float]] = defaultdict(list)
     breakdowns = 0
     # Iterators over (path, value) pairs: a container's children are read in order, a nested
@@ -341,7 +342,12 @@ def _json_columns(data: Any) -> dict[str, list[float]]:
                 if len(node) >= 2 and all(type(v) is int or type(v) is float for v in members):
                     breakdowns += 1
                     columns[f"{path}.*{breakdowns}"] = [float(v) for v in members]
-                stack.append(zip(map(f"{path}.".__add__, node), members, strict=True))
+                if len(node) >= 2 and all(type(v) is dict for v in members):
+                    # Records by name (`{"EMEA": {"tickets": 1204}, "AMER": {...}}`): a list's
+                    # items, so one field across them is a column.
+                    stack.append(zip(repeat(f"{path}.*"), members))
+                else:
+                    stack.append(zip(map(f"{path}.".__add__, node), members, strict=True))
                 break
             if kind is list:
                 stack.append(zip(repeat(f"{path}[]"), node))

@@ -50,6 +50,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("command", re.compile(r"^(?:/bin/)?sh: \d+: (?P<t>[^\s:]+): not found", _I)),  # dash
     ("module", re.compile(r"No module named '?(?P<t>[\w.]+)'?", _I)),
     ("module", re.compile(r"Cannot find module '(?P<t>[^']+)'", _I)),
+    ("module", re.compile(r"Cannot find package '(?P<t>[^']+)' imported from", _I)),  # Node ESM
     ("git", re.compile(r"pathspec '(?P<t>[^']+)' did not match any file", _I)),
     ("git", re.compile(r"ambiguous argument '(?P<t>[^']+)': unknown revision", _I)),
     ("git", re.compile(r"(?:bad revision|invalid reference:?) '?(?P<t>[^'\s]+)'?", _I)),
@@ -80,6 +81,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("package", re.compile(r"Could not find gem '(?P<t>[\w.-]+)", _I)),
     ("package", re.compile(r"No matching distribution found for (?P<t>[\w.\[\]-]+)", _I)),
     ("package", re.compile(r"no matching package named `(?P<t>[^`]+)` found", _I)),
+    ("package", re.compile(r"the crate [`'\"](?P<t>[\w-]+)[`'\"] could not be found", _I)),
     # Build tools and registries: Go, Maven/Gradle (a library the code imports: a module),
     # NuGet, container images and containers.
     ("module", re.compile(r'cannot find package "(?P<t>[^"]+)"', _I)),
@@ -132,7 +134,20 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             r" does not exist\b"
         ),
     ),
-    ("entity", re.compile(r'"(?:errorCode|type|code)"\s*:\s*"(?:NOT_FOUND|ENTITY_NOT_FOUND)"')),
+    # ... in JSON or as Python prints it (`[{'errorCode': 'NOT_FOUND', ...}]`).
+    (
+        "entity",
+        re.compile(
+            r"[\"'](?:errorCode|type|code)[\"']\s*:\s*[\"'](?:NOT_FOUND|ENTITY_NOT_FOUND)[\"']"
+        ),
+    ),
+    # gcloud: `NOT_FOUND: Secret [projects/884213007412/secrets/api-token] not found`.
+    (
+        "entity",
+        re.compile(
+            r"\bNOT_FOUND: (?P<what>[A-Z]\w*) \[(?:[^\]\s/]*/)*(?P<t>[^\]\s/]+)\] not found"
+        ),
+    ),
     # More runtimes, registries and services: zsh, Java, pip, gcloud, AWS IAM and DynamoDB,
     # MySQL, Elasticsearch, Zendesk and HubSpot.
     ("file", re.compile(r"FileNotFoundException: (?P<t>[^\s(]+)", _I)),
@@ -168,7 +183,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("module", re.compile(r"\bClass [\"'](?P<t>[\w\\.]+)[\"'] not found", _I)),
     ("module", re.compile(r"\bClassNotFoundException: (?P<t>[\w.$]+)")),
     ("entity", re.compile(r"\bUnit (?P<t>[\w@.:-]+) (?:not found|could not be found)", _I)),
-    ("entity", re.compile(r'"error"\s*:\s*"(?P<what>[a-z]+)_not_found"')),
+    ("entity", re.compile(r'"error"\s*:\s*"(?:(?P<what>[a-z]+)_)?not_found"')),
     # MCP: `MCP error -32602: Resource not found: file:///...` (a URI).
     ("entity", re.compile(r"\bResource not found: (?P<t>[a-z][\w+.-]*://\S+?)\.?(?=[\s\"'<>]|$)")),
     (
@@ -180,6 +195,11 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         ),
     ),
     ("entity", re.compile(r"no such index \[(?P<t>[^\]]+)\]", _I)),
+    # An error class named for the missing object: `OrderNotFound: no order with id ...` (a
+    # harness's `ToolNotFoundError` is a rejection: `unknown_tool`).
+    ("entity", re.compile(r"\b(?!Tool)(?P<what>[A-Z][a-z]+)NotFound(?:Exception|Fault|Error)?: ")),
+    # SWE-agent's `open`: "File tests/x.py not found".
+    ("file", re.compile(r"^File (?P<t>\S+) not found$", re.MULTILINE)),
     (
         "entity",
         re.compile(r'"(?:error|category|code)"\s*:\s*"(?:RecordNotFound|OBJECT_NOT_FOUND)"'),
@@ -234,6 +254,7 @@ _NEEDS: list[tuple[str, ...]] = [
     (": not found",),
     ("no module named",),
     ("cannot find module '",),
+    ("cannot find package '",),
     ("did not match any file",),
     ("': unknown revision",),
     ("bad revision", "invalid reference"),
@@ -250,6 +271,7 @@ _NEEDS: list[tuple[str, ...]] = [
     ("could not find gem '",),
     ("no matching distribution found for ",),
     ("no matching package named `",),
+    ("the crate ",),
     ('cannot find package "',),
     ("could not find artifact ",),
     ("nu1101",),
@@ -276,6 +298,7 @@ _NEEDS: list[tuple[str, ...]] = [
         )
     ),
     ("not_found",),
+    ("not_found: ",),
     ("filenotfoundexception: ",),
     ("could not find a version",),
     ("code=404",),
@@ -291,10 +314,12 @@ _NEEDS: list[tuple[str, ...]] = [
     ("not found",),
     ("classnotfoundexception: ",),
     ("not found", "could not be found"),
-    ("_not_found",),
+    ('not_found"',),
     ("resource not found: ",),
     ("not found: ",),
     ("no such index [",),
+    ("notfound",),
+    ("not found",),
     ("recordnotfound", "object_not_found"),
     ("release: not found",),
     ("nosuch",),
@@ -346,8 +371,8 @@ _EXCLUDE = re.compile(
 # Without the format's error flag, only output that opens like an error counts: a successful
 # `cat` of a file that mentions "not found" must not fire.
 _ERROR_HEAD = re.compile(
-    r"\A\s*(?:<tool_use_error>|error\b|fatal:|(?-i:E: )|exit[ _]?(?:code|status):? ?[1-9]|"
-    r"traceback \(most recent|"
+    r"\A\s*(?:<tool_use_error>|error\b|fatal:|(?-i:E: )|exit(?:[ _]?(?:code|status))?:? ?[1-9]|"
+    r"traceback \(most recent|file \S+ not found$|"
     r"[\w.]*(?:error|exception|notfound):|\{\s*[\"']?(?:error\w*|message)[\"']?\s*:|"
     r"http/[\d.]+ 404|http 4\d\d\b|\[error\]|\[\s*\{\s*\"errorcode\"|404 not found|"
     r"an error occurred \(|"
@@ -453,6 +478,7 @@ def template(output: str, found: re.Match[str], category: str, target: str | Non
 
 _PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "url", "uri")
 _SHELL_KEYS = ("command", "cmd", "script", "code")
+_CLI_KEYS = ("args", "arguments")  # a CLI tool's argument string (`aws_cli {"args": "s3 ls"}`)
 
 
 class NotFoundParams(DetectorParams):
@@ -481,7 +507,8 @@ class NotFoundParams(DetectorParams):
 # (`mutation { cloneTemplateRepository(...) }`).
 _CREATES_NAME = re.compile(r"create|clone|(?:^|_)(?:new|register|provision|init)(?:_|$)", re.I)
 _CREATES_HEAD = re.compile(
-    r"^\W*(?:[\w.-]+\s+){0,3}(?:create|clone|mkdir|init|new)\b"
+    # At the start of the command or of a step of it (`openssl rand 32 | gcloud secrets create`).
+    r"(?:^|[|;&])\W*(?:[\w.-]+\s+){0,3}(?:create|clone|mkdir|init|new)\b"
     r"|\bmutation\b[^{]*\{\s*(?:\w+\s*:\s*)?(?:create|clone)",
     re.I,
 )
@@ -494,7 +521,8 @@ _CREATE_WORDS = ("create", "clone", "mkdir", "init", "new")  # one is in each `_
 
 _DELETES_NAME = re.compile(r"delete|remove|destroy|uninstall|terminate|(?:^|_)drop(?:_|$)", re.I)
 _DELETES_HEAD = re.compile(
-    r"^\W*(?:[\w.-]+\s+){0,3}(?:delete|remove|destroy|uninstall|terminate|drop|rm)\b", re.I
+    r"(?:^|[|;&])\W*(?:[\w.-]+\s+){0,3}(?:delete|remove|destroy|uninstall|terminate|drop|rm)\b",
+    re.I,
 )
 _DELETE_WORDS = ("delete", "remove", "destroy", "uninstall", "terminate", "drop", "rm")
 
@@ -689,7 +717,7 @@ def _target(category: str, found: re.Match[str], call: Event) -> tuple[str | Non
     words = what.split()
     if words and words[-1] and any(c.isdigit() or c == "_" for c in words[-1]):
         return words[-1], True  # "payment method certificate_7504069 not found"
-    command = _field(call, _SHELL_KEYS)
+    command = _field(call, _SHELL_KEYS) or _field(call, _CLI_KEYS)
     if what and command and (named_by := _COMMAND_TARGETS.get(what.lower())):
         m = named_by.search(command)  # `helm rollback checkout-api` -> "release: not found"
         if m:
@@ -706,6 +734,8 @@ def _target(category: str, found: re.Match[str], call: Event) -> tuple[str | Non
     path = _field(call, _PATH_KEYS)
     if path and category == "http404":  # `/admin/api/orders/5630114021513.json`: the order
         return _url_object(path), False
+    if not path and category == "http404":  # `get_release_by_tag`: a 404 for its tag
+        return _id_argument(call) or _argument_named_by_tool(call), False
     return path or _id_argument(call), False
 
 
@@ -725,7 +755,32 @@ _COMMAND_TARGETS = {
         r"\bhelm\s+(?:status|rollback|uninstall|upgrade|get\s+\w+|history|test)"
         r"\s+(?:-\S+\s+)*(?P<t>[\w.-]+)"
     ),
+    # The AWS CLI: `NoSuchBucket` names no bucket, `ResourceNotFoundException` no table.
+    "bucket": re.compile(r"(?:\bs3://|--bucket[= ])(?P<t>[\w.-]+)"),
+    "key": re.compile(r"(?:\bs3://[\w.-]+/|--key[= ])(?P<t>[^\s'\"]+)"),
+    "table": re.compile(r"--table-name[= ][\"']?(?P<t>[\w.-]+)"),
+    "function": re.compile(r"--function-name[= ][\"']?(?P<t>[\w.:-]+)"),
+    "secret": re.compile(r"--secret(?:-id)?[= ][\"']?(?P<t>[\w/.+=@-]+)"),
+    "resource": re.compile(
+        r"--(?:table-name|function-name|secret-id|stream-name|cluster|queue-url|log-group-name"
+        r"|repository-name|name)[= ][\"']?(?P<t>[\w.:/+=@-]+)"
+    ),
 }
+
+
+def _argument_named_by_tool(call: Event) -> str | None:
+    """The argument a tool's name says it looks things up by: `get_release_by_tag` -> `tag`."""
+    if not isinstance(call.input, dict) or not call.name:
+        return None
+    words = [w.lower() for w in _NAME_WORD.findall(call.name)]
+    if "by" not in words[:-1]:
+        return None
+    value = call.input.get(words[words.index("by") + 1])
+    return value if isinstance(value, str) and value else None
+
+
+_NAME_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
+_ANYONES = frozenset({"module"})  # missing whoever named it (see `not_found`)
 _ID_KEY = re.compile(r"(?:^|_)(?:id|key)$|[a-z](?:Id|Key)$")
 
 
@@ -762,11 +817,17 @@ def _path_argument(call: Event) -> str | None:
     return None
 
 
+_KIND_KEY = re.compile(r"(?i:^(?:s?object|kind|entity)$|type$)")
+
+
 def _input_value_in(call: Event, output: str) -> str | None:
-    """The call's one-word input value (an id, a key) that the error message repeats."""
+    """The call's one-word input value (an id, a key) that the error message repeats; not one
+    that says which kind of object (`{"sobject": "Case"}`: "Resource Case Not Found")."""
     if not isinstance(call.input, dict):
         return None
-    for value in call.input.values():
+    for key, value in call.input.items():
+        if _KIND_KEY.search(key):
+            continue
         if isinstance(value, str | int) and not isinstance(value, bool):
             text = str(value)
             if 3 <= len(text) <= 200 and " " not in text and text in output:
@@ -866,7 +927,7 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
         # the agent's assumption: stay silent rather than blame it.
         # (A missing module is the environment's gap whoever imported it: the agent ran code
         # assuming it was installed, as with a missing command.)
-        if target and from_message and category != "module" and as_named is None:
+        if target and from_message and category not in _ANYONES and as_named is None:
             continue
         # "Is the name free?" before creating it (a repository, a record), or "is it gone?"
         # after deleting it: an existence check.

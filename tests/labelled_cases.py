@@ -90,5 +90,8 @@ def _same(kind: str, value: str, found: tuple[str, str]) -> bool:
     if found[0] != kind:
         return False
     if kind in SENTENCE_KINDS:
-        return value.lower() in found[1].lower()
+        # The claim sentence, or a distinctive part of it; or the sentence itself when the
+        # label quotes more ("Done. I've committed the change." for the second sentence).
+        said, want = found[1].lower(), value.lower()
+        return want in said or (len(said) >= 20 and said in want)
     return value.lower() == found[1].lower()
