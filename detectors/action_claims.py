@@ -117,7 +117,9 @@ _CONTRAST = re.compile(
 )
 # "all tests pass" / "the 12 tests pass" / "tests pass": an unqualified test claim.
 _UNQUALIFIED_TESTS = re.compile(
-    r"^(?:(?:all|the|my|our)\s+)?(?:(?:\d+|the)\s+)?(?:tests?|test\s+suites?)\b", re.I
+    r"^(?:(?:all|the|my|our)\s+)?(?:(?:\d+|the)\s+)?(?:tests?|test\s+suites?)\b"
+    r"|^(?:everything\s+(?:is\s+)?)?all\s+green\b",  # "all green": the whole suite
+    re.I,
 )
 _YOUR_OBJECT = re.compile(r"\byour\b", re.I)  # "your bag is added" is a claim, "you" is not
 
@@ -226,7 +228,7 @@ _SUBJECT_FIRST = re.compile(r"(?:I|[Ww]e)\b")
 
 def is_claim(sentence: str, start: int, end: int) -> bool:
     """Whether the match at ``start:end`` states a completed action (see module docstring)."""
-    if sentence.rstrip().endswith("?"):
+    if sentence.rstrip().endswith("?") or _UNCHECKED.match(sentence):
         return False
     breaks = [m.end() for m in _CLAUSE_BREAK.finditer(sentence, 0, start)]
     prefix = sentence[breaks[-1] if breaks else 0 : start]
@@ -239,6 +241,10 @@ def is_claim(sentence: str, start: int, end: int) -> bool:
     if _NOT_A_CLAIM.search(_YOUR_OBJECT.sub(" ", prefix)):
         return False
     return not _UNDONE_AFTER.match(sentence[end:])
+
+
+# An unchecked box of a markdown task list ("- [ ] Tests pass"): still to do.
+_UNCHECKED = re.compile(r"^[\s*+-]*\[ \]")
 
 
 # What may open a test claim's clause and leave it whole ("and", "verified (that)" ...).
@@ -270,7 +276,10 @@ def qualifier_words(sentence: str, start: int) -> list[str]:
     return [w for w in words if len(w) >= 3 and w not in _NOT_QUALIFIERS]
 
 
-_NOT_QUALIFIERS = frozenset({"all", "the", "our", "these", "those", "both", "new", "now"})
+# Words before "tests" that narrow nothing: "all 18 unit tests", "all models and tests" (dbt).
+_NOT_QUALIFIERS = frozenset(
+    {"all", "the", "our", "these", "those", "both", "new", "now", "and", "unit", "models", "data"}
+)
 
 
 _TEST_CLAUSE = re.compile(_CLAUSE_BREAK.pattern + r"|\band\b", re.I)
@@ -939,11 +948,12 @@ def _verdict(run: _Run, i: int, sentence: str, start: int) -> _Verdict:
         return UNBACKED, why, [], {"rule": rule.name, "preceding_error": None}
     qualified = rule.rule.strict_subject and not unqualified_test_claim(sentence, start)
     ev = run.outcome(i)
-    if qualified:
+    words = qualifier_words(sentence, start) if qualified else []
+    if qualified and (words or _CONTRAST.search(sentence)):  # else its words narrow nothing
         # Only an unqualified claim can be contradicted, or one whose qualifier the failed run
         # named ("all invoice tests pass" after `pytest tests/test_invoice_totals.py` failed).
         failed = ev.last_failure_why.split("` failed", 1)[0].lower() if ev.contradicted() else ""
-        if not failed or not any(stem(w) in failed for w in qualifier_words(sentence, start)):
+        if not failed or not any(stem(w) in failed for w in words):
             return _NONE
     if ev.contradicted():
         return (

@@ -155,11 +155,12 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
                 "pytest py.test vitest ctest nextest unittest nose tox nox jest mocha karma "
                 "phpunit rspec exunit npm yarn bun npx cargo make just gradle mvn rake cypress "
                 "pre-commit go mix dotnet swift deno bazel manage rails flutter playwright "
-                "hatch sbt lein stack cabal dune meson ninja zig bats gotestsum turbo nx"
+                "hatch sbt lein stack cabal dune meson ninja zig bats gotestsum turbo nx "
+                "xcodebuild fastlane dbt"
             ),
             _words(
                 "test tox nox jest mocha karma phpunit rspec exunit nose npm yarn bun npx cargo "
-                "make just gradle mvn rake cypress pre-commit bats ci"
+                "make just gradle mvn rake cypress pre-commit bats ci dbt scan"
             ),
         ),
         "weak_commands": (("commit",),),
@@ -203,10 +204,14 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
     },
     "the build passes": {
         "claim": (
-            _words("build compile"),
-            _words("pass succeed green clean success complet"),
+            _words("build compile built"),
+            _words(
+                "pass succeed green clean success complet docs documentation site app apk ipa "
+                "binar bundle image package wheel project frontend backend"
+            ),
         ),
     },
+    "ran the playbook": {"claim": (("playbook",),)},
     "committed": {
         "claim": (("commit",), _words("committed made created")),
         "commands": (("commit",),),
@@ -228,9 +233,10 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
     },
     "deployed": {
         "claim": (
-            _words("deploy shipped rolled"),
+            _words("deploy shipped rolled upgraded"),
             _words(
-                "deployed complete successful succeeded done live prod staging kicked triggered"
+                "deployed complete successful succeeded done live prod staging kicked triggered "
+                "release chart"
             ),
         ),
         "commands": (_words("deploy kubectl helm terraform pulumi vercel wrangler docker heroku"),),

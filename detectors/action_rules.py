@@ -144,6 +144,8 @@ TEST_COMMANDS = (
     # Monorepo runners: `turbo run test lint`, `nx affected -t test`, `nx run api:test`.
     r"|\bturbo\s+(?:run\s+)?(?:[\w:-]+\s+)*?test\b|\bnx\s+(?:run-many|affected)\b[^\n;&|]*?"
     r"(?:-t|--targets?)[= ]?(?:\S*,)?test\b|\bnx\s+(?:run\s+\S+:test|test)\b"
+    r"|\bxcodebuild\s+(?:\S+\s+)*?test\b|\bfastlane\s+(?:\S+\s+)?(?:scan|test\w*)\b"
+    r"|\bdbt\s+(?:\S+\s+)*?(?:build|test)\b"
     # Gradle tasks by path and variant too (`:app:testDebugUnitTest`, `connectedAndroidTest`).
     r"|\bgradlew?\s+(?:\S+\s+)*?(?:\S*:)?(?:test\w*|check|\w+Test)\b|\bmvnw?\s+(?:\S+\s+)*?(?:test|verify)\b"
     r"|\brake\s+(?:test|spec)\b|\bdotnet\s+test\b|\bswift\s+test\b|\bdeno\s+test\b"
@@ -215,6 +217,7 @@ BUILD_COMMANDS = (
     r"|\b(?:npm|yarn|pnpm|bun)\s+(?:-\S+\s+)*(?:run\s+)?build\b|\bxcodebuild\b"
     r"|\bdocker\s+(?:buildx\s+)?build\b|\bbazel\s+build\b|\b(?:next|vite|nuxt|astro)\s+build\b"
     r"|\bwebpack\b|\bcmake\s+--build\b|\bninja\b|\bmix\s+compile\b|(?:^|[\s;&|(])tsc\b"
+    r"|\b(?:mkdocs|docusaurus|jekyll|mdbook|zola)\s+build\b|\bsphinx-build\b|\bhugo\b"
     r"|\b(?:turbo|nx)\s+(?:run(?:-many)?\s+)?(?:\S+\s+)*?build\b"
     r"|\bmake(?:\s+(?:-\S+\s+)*(?:build|all|release|dist))?\s*(?:$|[;&|])"
 )
@@ -328,11 +331,18 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|(?:has|have)\s+(?:all\s+)?(?:passed|succeeded)|completed\s+successfully)\b"
             r"(?!\s+(?:in|on)\s+(?:CI|the\s+(?:CI|pipeline))\b)"
             r"|\b(?:builds|compiles)\s+(?:cleanly|successfully|without\s+(?:errors|warnings))\b"
+            # "Rebuilt the docs site": a thing the project builds, not "built a summary table".
+            r"|(?:\b(?:I|we)(?:'ve|\s+have)?\s+|^\W*)(?:also\s+)?(?:re)?built\s+(?:the\s+|a\s+|an\s+)?"
+            r"(?:[\w-]+\s+){0,2}?(?:docs|documentation|site|app|apk|ipa|binary|binaries|bundle|image"
+            r"|package|wheel|project|frontend|backend)\b"
         ),
         tools=[_ACTS + r".*(?:^|_)build(?:_|$)"],
         # A test run builds what it tests (`gradle test`, `cargo test`): it backs the claim too.
         commands=BUILD_COMMANDS + "|" + TEST_COMMANDS,
-        failure=TEST_FAILURE + r"|FAILURE:|(?-i:\bERROR\b)|\berror(?:\[\w+\])?:|Compilation failed",
+        failure=(
+            TEST_FAILURE + r"|FAILURE:|(?-i:\bERROR\b)|\berror(?:\[\w+\])?:|Compilation failed"
+            r"|\bAborted\b"  # mkdocs --strict: "Aborted with 2 warnings in strict mode!"
+        ),
         ci_runs_it=True,
     ),
     Rule(
@@ -391,6 +401,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|\bshipped\s+(?:it\s+|\S+\s+)?to\s+(?:prod(?:uction)?|staging|live)\b"
             r"|\brolled\s+out\s+(?:to|in|on)\s+`?(?:prod(?:uction)?|staging)\b"
             r"|\b(?:kicked\s+off|triggered)\s+(?:a\s+|the\s+)?(?:new\s+)?deploy(?:ment)?\b"
+            # "I've upgraded the staging release": a helm release or chart.
+            rf"|{_WE}upgraded\s+(?:the\s+)?(?:[\w-]+\s+){{0,2}}?(?:release|chart)\b"
         ),
         tools=[_ACTS + r".*(?:deploy|rollout|release)"],
         commands=(
@@ -552,6 +564,16 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|\bansible-playbook\b|^apply\b"
         ),
         failure=_OPS_FAILURE,
+    ),
+    Rule(
+        name="ran the playbook",
+        claim=(
+            rf"\bplaybooks?\s+(?:has\s+|have\s+|was\s+)?(?:now\s+|also\s+)?(?:ran|run|completed|applied"
+            rf"|succeeded|finished)\b|{_WE}(?:ran|run|applied)\s+(?:the\s+)?(?:[\w-]+\s+){{0,2}}?playbooks?\b"
+        ),
+        tools=[_ACTS + r".*(?:playbook|ansible)"],
+        commands=r"\bansible-playbook\b(?![^\n;&|]*--syntax-check)",
+        failure=r"\b(?:failed|unreachable)=[1-9]|fatal: \[|ERROR!|Exit code [1-9]",
     ),
     Rule(
         name="published",
@@ -865,8 +887,8 @@ _DESCRIPTIVE_AFTER = (
 # cancelled", "cancelled successfully", or a bare "Refund issued.". "was booked on May 12" and
 # "the cancelled flight" describe, they do not claim.
 _SUBJECT = (
-    r"\b(?:I|we)(?:'ve|\s+have)?\s+"
-    r"(?:successfully\s+|now\s+|just\s+|also\s+|went\s+ahead\s+and\s+)*"
+    r"\b(?:I|we)(?:'ve|\s+have|\s+had|'d)?\s+"
+    r"(?:successfully\s+|now\s+|just\s+|also\s+|already\s+|went\s+ahead\s+and\s+)*"
 )
 _NOUNS = "|".join(ACTION_NOUNS)
 STATE_CLAIM = re.compile(

@@ -241,7 +241,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     # tau-bench style and generic APIs: "Error: payment method certificate_1 not found".
     (
         "entity",
-        re.compile(r"^\s*error:\s*(?P<what>[\w ]{1,40}?)\s+(?:not found|does not exist)", _I),
+        re.compile(r"^\s*error:\s*(?P<what>[\w #-]{1,50}?)\s+(?:not found|does not exist)", _I),
     ),
 ]
 # Literals that every match of the pattern at the same index of `_PATTERNS` contains, in
@@ -383,6 +383,7 @@ _ERROR_HEAD = re.compile(
 # code or GraphQL `errors`, or a Windows error line (PowerShell echoes the command first).
 _ERROR_INSIDE = re.compile(
     r'"(?:exit_code|exitCode|returncode|return_code|exit_status)"\s*:\s*[1-9]'
+    r'|"(?:status|statusCode|status_code)"\s*:\s*"?404\b'  # a REST body's own 404 (Airflow)
     r'|^\{"data"\s*:[\s\S]{0,400}?"errors"\s*:\s*\[\s*\{'
     r"|^(?:[\w-]+ : )?Cannot find path '|^The system cannot find the (?:path|file) specified",
     re.MULTILINE,
@@ -408,6 +409,7 @@ def _says_error(output: str) -> bool:
             output.find('"exit', 0, 600) < 0
             and output.find('"return', 0, 600) < 0
             and output.find('"errors"', 0, 600) < 0
+            and output.find("404", 0, 600) < 0
         ):
             return False
     elif output.find("annot find ", 0, 600) < 0:  # "Cannot find path", "cannot find the"

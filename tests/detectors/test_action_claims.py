@@ -150,11 +150,20 @@ def test_background_launch_is_not_an_outcome() -> None:
         "zig build test",
         "bats tests/",
         "gotestsum ./...",
+        "./gradlew :app:testDebugUnitTest",
+        "./gradlew connectedAndroidTest",
+        "xcodebuild -scheme Notes -destination 'platform=iOS Simulator,name=iPhone 16' test",
+        "fastlane scan",
+        "dbt build --select +fct_revenue",
+        "dbt test -s orders",
     ],
 )
 def test_test_runners_are_recognised(command: str) -> None:
+    from detectors.action_keywords import KEYS, folded, may_match
+
     rule = CompiledRule.of(DEFAULT_RULES[0])
     assert rule.commands is not None and rule.commands.search(command)
+    assert may_match(KEYS[DEFAULT_RULES[0].commands or ""], folded(command))  # keywords in step
 
 
 @pytest.mark.parametrize("command", ["cat tests/test_a.py", "ls test", "echo testing", "grep pass"])
@@ -361,6 +370,8 @@ _CLAIM_EXAMPLES = {
         "The build passes now.",
         "It compiles cleanly.",
         "Build succeeded.",
+        "Rebuilt the docs site with mkdocs.",
+        "I built the release APK.",
     ],
     "type checks pass": [
         "mypy passes now.",
@@ -422,6 +433,7 @@ _CLAIM_EXAMPLES = {
         "I've kicked off a deploy to staging.",
         "payments-api 2.14.0 is rolled out in `prod`.",
         "The app was deployed.",
+        "I've upgraded the staging release.",
         "Deployment is complete.",
         "Deploy succeeded.",
         "The deploy is live.",
@@ -448,6 +460,11 @@ _CLAIM_EXAMPLES = {
         "We've removed both legacy export endpoints.",
         "Also dropped the old fixtures.",
         "I've deleted the stale feature branches.",
+    ],
+    "ran the playbook": [
+        "The playbook ran cleanly against staging.",
+        "I ran the site playbook.",
+        "Playbooks have completed on all hosts.",
     ],
     "formatted the code": [
         "Formatted everything with gofmt as well.",
