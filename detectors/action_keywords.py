@@ -195,7 +195,7 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
     },
     "formatted the code": {
         "claim": (
-            _words("format ran run"),
+            _words("formatted ran run"),  # not "format": it is in the formatters' names too
             _words(
                 "fmt format goimports black prettier ktlint spotless fixer isort yapf autopep "
                 "stylua ormolu biome"
