@@ -701,7 +701,7 @@ STATE_VERBS: dict[str, str] = {
     "unsubscribe": r"unsubscribed",
     "restore": r"restored",
     "archive": r"archived",
-    "ship": r"shipped",
+    "ship": r"shipped|on\s+(?:its|their)\s+way",  # "your refill is on its way"
     "return": r"returned",
     "freeze": r"frozen|froze",
     "unfreeze": r"unfrozen|unfroze",

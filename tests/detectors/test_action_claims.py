@@ -509,6 +509,7 @@ _STATE_EXAMPLES = [
     "I've ordered a replacement card.",
     "I've swapped the hoodie for a size L.",
     "Host WS-FIN-0142 has been isolated from the network.",
+    "Your refill is on its way.",
 ]
 
 
