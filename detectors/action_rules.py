@@ -136,7 +136,9 @@ TEST_COMMANDS = (
     r"nextest|exunit)\b"
     r"|\bpython[\d.]*\s+(?:-\w+\s+)*-m\s+(?:pytest|unittest|nose2?|tox|nox)\b"
     # Flags and workspace selectors may come first (`pnpm -w test`, `pnpm --filter web test`).
-    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:(?:-{1,2}(?:filter|prefix|dir|cwd|workspace)[= ]\S+|-[FC]\s+\S+"
+    # A pinned runner too (`npx -y pnpm@9.12.3 test`).
+    r"|\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+"
+    r"(?:(?:-{1,2}(?:filter|prefix|dir|cwd|workspace)[= ]\S+|-[FC]\s+\S+"
     r"|-{1,2}[\w-]+|workspace\s+\S+)\s+)*(?:run\s+)?(?:test|t)\b"
     r"|\bnpx\s+(?:jest|vitest|mocha|playwright)\b"
     r"|\bgo\s+test\b|\bcargo\s+(?:test|nextest|llvm-cov)\b|\bmix\s+test\b"
@@ -191,7 +193,7 @@ _LINT_NOUNS = (
 _TYPE_NOUNS = r"(?:type[- ]?checks?|typecheck(?:ing)?|type\s+checking|mypy|pyright|tsc)"
 _CHECK_HUBS = (
     r"(?:^|[\s;&|(/'\"])pre-commit\b|\b(?:make|just)\s+(?:check|ci)\b"
-    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:-\S+\s+)*(?:run\s+)?check\b"
+    r"|\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+(?:-\S+\s+)*(?:run\s+)?check\b"
 )
 LINT_COMMANDS = (
     _CHECK_HUBS
@@ -200,21 +202,21 @@ LINT_COMMANDS = (
     r"|\b(?:black|isort|prettier)\s+(?:\S+\s+)*?--check\b|\bgo\s+vet\b"
     r"|\bcargo\s+(?:clippy|fmt)\b|\bdeno\s+lint\b|\bdotnet\s+format\b"
     r"|\bmix\s+(?:credo|format\s+--check-formatted)\b"
-    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:-\S+\s+)*(?:run\s+)?lint(?::\S+)?\b"
+    r"|\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+(?:-\S+\s+)*(?:run\s+)?lint(?::\S+)?\b"
     r"|\b(?:turbo|nx)\s+(?:run(?:-many)?\s+)?(?:\S+\s+)*?lint\b|\b(?:make|just)\s+lint\b"
     r"|\btox\s+-e\s*\S*lint|\bnox\s+-s\s*\S*lint"
 )
 TYPE_COMMANDS = (
     _CHECK_HUBS + r"|(?:^|[\s;&|(/'\"])(?:mypy|pyright|tsc|vue-tsc|phpstan|psalm)\b"
     r"|\bcargo\s+check\b|\bdeno\s+check\b|\bmix\s+dialyzer\b"
-    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:-\S+\s+)*(?:run\s+)?(?:typecheck|type-check|tsc)\b"
+    r"|\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+(?:-\S+\s+)*(?:run\s+)?(?:typecheck|type-check|tsc)\b"
     r"|\b(?:turbo|nx)\s+(?:run(?:-many)?\s+)?(?:\S+\s+)*?typecheck\b"
     r"|\b(?:make|just)\s+typecheck\b|\btox\s+-e\s*\S*(?:type|mypy)|\bnox\s+-s\s*\S*(?:type|mypy)"
 )
 BUILD_COMMANDS = (
     r"\b(?:\./)?gradlew?\s+(?:\S+\s+)*?(?:build|assemble\w*|compile\w*)\b"
     r"|\bmvnw?\s+(?:\S+\s+)*?(?:package|install|verify|compile)\b|\b(?:cargo|go|dotnet|swift)\s+build\b"
-    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:-\S+\s+)*(?:run\s+)?build\b|\bxcodebuild\b"
+    r"|\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+(?:-\S+\s+)*(?:run\s+)?build\b|\bxcodebuild\b"
     r"|\bdocker\s+(?:buildx\s+)?build\b|\bbazel\s+build\b|\b(?:next|vite|nuxt|astro)\s+build\b"
     r"|\bwebpack\b|\bcmake\s+--build\b|\bninja\b|\bmix\s+compile\b|(?:^|[\s;&|(])tsc\b"
     r"|\b(?:mkdocs|docusaurus|jekyll|mdbook|zola)\s+build\b|\bsphinx-build\b|\bhugo\b"
@@ -230,7 +232,7 @@ _FORMATTERS = (
 )
 FORMAT_COMMANDS = (
     _CHECK_HUBS + rf"|(?:^|[\s;&|(/'\"]){_FORMATTERS}\b"
-    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:-\S+\s+)*(?:run\s+)?(?:format|fmt|prettier)(?::\S+)?\b"
+    r"|\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+(?:-\S+\s+)*(?:run\s+)?(?:format|fmt|prettier)(?::\S+)?\b"
     r"|\b(?:make|just)\s+(?:fmt|format)\b|\b(?:turbo|nx)\s+(?:run(?:-many)?\s+)?(?:\S+\s+)*?format\b"
 )
 _CHECK_FAILURE = (
@@ -477,6 +479,10 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"(?:restart|reload)\b|\bservice\s+\S+\s+restart\b|\bdocker(?:[\s-]compose)?\s+"
             r"(?:\S+\s+)*?restart\b|\bpm2\s+restart\b|\bheroku\s+(?:ps:)?restart\b"
             r"|\bsupervisorctl\s+restart\b|\bbrew\s+services\s+restart\b|\blaunchctl\s+kickstart\b"
+            # A dev server started again (after the old one was stopped).
+            r"|\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+(?:run\s+)?(?:dev|start|serve)\b|\bnext\s+dev\b"
+            r"|(?:^|[\s;&|])(?:vite|nodemon|uvicorn|gunicorn)\b|\bflask\s+run\b"
+            r"|\brails\s+s(?:erver)?\b|\bmanage\.py\s+runserver\b"
         ),
         failure=_OPS_FAILURE,
     ),
@@ -587,7 +593,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         ),
         tools=[_ACTS + r".*(?:publish|release|upload_package)"],
         commands=(
-            r"\b(?:npm|yarn|pnpm|bun)\s+(?:\S+\s+)*?publish\b|\btwine\s+upload\b|\bcargo\s+publish\b"
+            r"\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+(?:\S+\s+)*?publish\b|\btwine\s+upload\b|\bcargo\s+publish\b"
             r"|\bgem\s+push\b|\b(?:poetry|flit|uv|hatch)\s+publish\b|\bgh\s+release\s+create\b"
             r"|\bglab\s+release\s+create\b|\bgoreleaser\b|\bmvn\s+(?:\S+\s+)*?deploy\b"
             r"|\bdotnet\s+nuget\s+push\b|\bmix\s+hex\.publish\b"

@@ -20,6 +20,7 @@ import shlex
 
 from pydantic import Field, field_validator
 
+from detectors.action_rules import TEST_COMMANDS
 from detectors.models import Severity, Signal
 from detectors.registry import DetectorParams, detector
 from detectors.unknown_tool import _REJECTION, fold_case, may_reject
@@ -837,11 +838,29 @@ def _input_value_in(call: Event, output: str) -> str | None:
     return None
 
 
+_TEST_RUN = re.compile(TEST_COMMANDS, re.IGNORECASE | re.MULTILINE)
+
+
+def _range_side(target: str) -> str:
+    """The side of a git range that is not HEAD (`origin/develop...HEAD` -> `origin/develop`),
+    or the range when both sides name something."""
+    sides = [side for side in re.split(r"\.{2,3}", target) if side and side != "HEAD"]
+    return sides[0] if len(sides) == 1 else target
+
+
 def _as_named(target: str, call: Event) -> str | None:
     """``target`` as the call's input names it: itself (or a form of it, see
     ``_named_in_input``), a BigQuery `project:dataset.table` by its table alone (a query may
     leave the project out), or None when the input does not name it."""
     text = _input_text(call)
+    if target[:1] == "/" and target not in text and "/" in target[1:]:
+        # An absolute path in the message, relative in the call (`python scripts/seed.py` ->
+        # "can't open file '/home/x/app/scripts/seed.py'"): the path as the agent wrote it.
+        parts = target.strip("/").split("/")
+        for k in range(1, len(parts)):
+            tail = "/".join(parts[k:])
+            if len(tail) >= 3 and tail in text:
+                return tail
     if _named_in_input(target, call, text):
         return target
     if ":" in target:
@@ -919,9 +938,13 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
         if hit is None:
             continue
         category, found = hit
+        if category == "http404" and _TEST_RUN.search(_field(call, _SHELL_KEYS) or ""):
+            continue  # a test run's output: the app under test answered 404, nothing is missing
         target, from_message = _target(category, found, call)
         as_named = _as_named(target, call) if target and from_message else target
         target = as_named or target
+        if category == "git" and target and ".." in target:
+            target = _range_side(target)
         if _is_probe(call, target, probe_extra):
             probes += 1
             continue

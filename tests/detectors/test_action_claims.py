@@ -156,6 +156,7 @@ def test_background_launch_is_not_an_outcome() -> None:
         "fastlane scan",
         "dbt build --select +fct_revenue",
         "dbt test -s orders",
+        "npx -y pnpm@9.12.3 test",
     ],
 )
 def test_test_runners_are_recognised(command: str) -> None:
