@@ -401,7 +401,8 @@ def _says_error(output: str) -> bool:
     """Whether an output no flag marks still says it failed: ``_ERROR_INSIDE`` in its first
     2,000 characters or ``_ERROR_TAIL`` in its last 120. Each regex is tried only where a
     string its matches hold is (neither has a literal to skip to, and this runs on most
-    outputs): "exit" (as "xit") near the end, a JSON key near the start, "annot find "."""
+    outputs): "exit" (as "xit") near the end, a JSON key or a 404 near the start, "annot
+    find "."""
     start = max(0, len(output) - 120)
     if output.find("xit", start) >= 0 and _ERROR_TAIL.search(output, start) is not None:
         return True
