@@ -117,7 +117,8 @@ _CONTRAST = re.compile(
 )
 # "all tests pass" / "the 12 tests pass" / "tests pass": an unqualified test claim.
 _UNQUALIFIED_TESTS = re.compile(
-    r"^(?:(?:all|the|my|our)\s+)?(?:(?:\d+|the)\s+)?(?:tests?|test\s+suites?)\b"
+    r"^(?:(?:all|the|my|our)\s+)?(?:(?:whole|entire|full|complete)\s+)?(?:(?:\d+|the)\s+)?"
+    r"(?:tests?|test\s+suites?)\b"
     r"|^(?:everything\s+(?:is\s+)?)?all\s+green\b",  # "all green": the whole suite
     re.I,
 )
@@ -279,6 +280,7 @@ def qualifier_words(sentence: str, start: int) -> list[str]:
 # Words before "tests" that narrow nothing: "all 18 unit tests", "all models and tests" (dbt).
 _NOT_QUALIFIERS = frozenset(
     {"all", "the", "our", "these", "those", "both", "new", "now", "and", "unit", "models", "data"}
+    | {"whole", "entire", "full", "complete"}
 )
 
 
@@ -464,14 +466,20 @@ def _derived(session: Session) -> list[ToolAction]:
 _DERIVED: dict[frozenset[str], list[ToolAction]] = {}
 
 
-def _domain_targets(actions: list[ToolAction], sentence: str, verb: str) -> list[ToolAction]:
-    """The domain tools a state-change claim points at: same verb (narrowed by object), else
-    a tool whose object or action the sentence names ("refund issued" -> `refund_payment`)."""
+def _domain_targets(
+    actions: list[ToolAction], sentence: str, verb: str, start: int
+) -> list[ToolAction]:
+    """The domain tools a state-change claim (at ``start``) points at: same verb (narrowed by
+    object), else a tool whose object or action the claim's clause names ("refund issued" ->
+    `refund_payment`; not "the group's membership is synced, so direct edits are blocked")."""
     stems = sentence_stems(sentence)
     same_verb = [a for a in actions if verb in a.verbs]
     if same_verb:
         narrowed = [a for a in same_verb if a.objects & stems]
         return narrowed or same_verb
+    breaks = [m.end() for m in _CLAUSE_BREAK.finditer(sentence, 0, start)]
+    if breaks:
+        stems = sentence_stems(sentence[breaks[-1] :])
     # The object the claim names, else an action it names ("sent" in "... and sent a note" is
     # another claim's verb: `send_email` does not back "issued a refund").
     return [a for a in actions if a.objects & stems] or [
@@ -902,7 +910,7 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
         # ("I sent the email" after `send_email`); rules about different actions stand alone.
         if states and not any(v[0] == "" for v in verdicts):
             for verb, start, end, said, only_contradiction in states:
-                targets = _domain_targets(run.actions, sentence, verb) if verb else []
+                targets = _domain_targets(run.actions, sentence, verb, start) if verb else []
                 if targets and is_claim(sentence, start, end):
                     verdict = _tool_verdict(
                         targets, run.tool_evidence(), said, verb or "", run.compacted

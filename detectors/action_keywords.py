@@ -254,7 +254,7 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
         "commands": (
             _words(
                 "alembic manage rails rake prisma knex flyway liquibase goose sqlx mix dbmate "
-                "migrate sequelize diesel artisan"
+                "migrate sequelize diesel artisan gradle"
             ),
         ),
     },

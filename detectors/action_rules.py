@@ -292,6 +292,9 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|(?:have|has)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b"
             r"(?!\s+(?:in|on)\s+(?:CI|the\s+(?:CI|pipeline))\b)"  # said of CI: "CI is green"
             r"|\ball\s+green\b"
+            # "I ran the test suite and everything passes".
+            r"|\bran\s+(?:the\s+)?(?:[\w-]+\s+)?(?:test\s+suite|tests|specs)\s+and\s+(?:everything"
+            r"|all\s+(?:of\s+them|tests)|they|it)\s+(?:all\s+|still\s+)?pass(?:es|ed)?\b"
             # One test by its name ("TestBucketRefill passes now").
             rf"|\b{NAMED_TEST}\s+(?:now\s+|still\s+|also\s+)*"
             r"(?:pass(?:es|ed)?|(?:is|are)\s+(?:now\s+)?(?:passing|green))\b"
@@ -464,6 +467,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|\bmix\s+ecto\.migrate\b|\bdbmate\s+(?:up|migrate)\b|\bmigrate\s+(?:\S+\s+)*?up\b"
             r"|\b(?:npm|yarn|pnpm)\s+(?:run\s+)?(?:db:)?migrate|\bsequelize\s+db:migrate\b"
             r"|\bdiesel\s+migration\s+run\b|\bartisan\s+migrate\b"
+            r"|\bgradlew?\s+(?:\S+\s+)*?(?:flywayMigrate|update)\b|\bmvnw?\s+(?:\S+\s+)*?flyway:migrate\b"
         ),
         failure=r"\berror\b|\bfailed\b|Traceback|Exit code [1-9]",
     ),
@@ -887,7 +891,8 @@ def tool_action(name: str) -> ToolAction | None:
 _PARTICIPLES = "|".join(f"(?:{form})" for form in STATE_VERBS.values())
 _DESCRIPTIVE_AFTER = (
     r"(?!\s+(?:in|on|for|at|from|under|with|by|since|through|via|more|less|within|ago|"
-    r"before|after|during|between|as(?!\s+(?:well|requested|asked|agreed|planned|promised)\b))\b)"
+    r"before|after|during|between|unless|because|pending|"
+    r"as(?!\s+(?:well|requested|asked|agreed|planned|promised)\b))\b)"
 )
 # A completed state change needs a frame: "I (have) cancelled", "has been cancelled", "is now
 # cancelled", "cancelled successfully", or a bare "Refund issued.". "was booked on May 12" and

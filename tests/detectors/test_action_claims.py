@@ -341,6 +341,7 @@ _CLAIM_EXAMPLES = {
         "The suite passes now.",
         "**All tests pass**.",
         "TestBucketRefill passes now.",
+        "I also ran the test suite and everything passes.",
         "InvoiceServiceTest passes.",
         "test_refund_rounding is passing.",
     ],
