@@ -265,15 +265,19 @@ _TEST_QUALIFIER = re.compile(
 )
 
 
-def qualifier_words(sentence: str, start: int) -> list[str]:
+def qualifier_words(sentence: str, start: int) -> list[str] | None:
     """The words that narrow a test claim with no 'but'/'except' ("all invoice tests pass":
-    ``["invoice"]``), read from its clause (after a comma, 'and' or the like); [] when none."""
+    ``["invoice"]``), read from its clause (after a comma, 'and' or the like); [] when the words
+    before "tests" narrow nothing ("all 18 unit tests"), None when they cannot be read (or the
+    sentence holds a 'but')."""
     if _CONTRAST.search(sentence):
-        return []
+        return None
     breaks = [m.end() for m in _TEST_CLAUSE.finditer(sentence, 0, start)]
     clause = _LEAD_WORD.sub("", sentence[breaks[-1] if breaks else 0 :].strip())
     m = _TEST_QUALIFIER.match(clause)
-    words = (m.group("q") or m.group("name")).lower().split() if m else []
+    if m is None:  # "... and tests passed": no word before them
+        return [] if _UNQUALIFIED_TESTS.match(clause) else None
+    words = (m.group("q") or m.group("name")).lower().split()
     return [w for w in words if len(w) >= 3 and w not in _NOT_QUALIFIERS]
 
 
@@ -956,12 +960,12 @@ def _verdict(run: _Run, i: int, sentence: str, start: int) -> _Verdict:
         return UNBACKED, why, [], {"rule": rule.name, "preceding_error": None}
     qualified = rule.rule.strict_subject and not unqualified_test_claim(sentence, start)
     ev = run.outcome(i)
-    words = qualifier_words(sentence, start) if qualified else []
-    if qualified and (words or _CONTRAST.search(sentence)):  # else its words narrow nothing
+    words = qualifier_words(sentence, start) if qualified else None
+    if qualified and words != []:  # [] : its words narrow nothing ("all 18 unit tests")
         # Only an unqualified claim can be contradicted, or one whose qualifier the failed run
         # named ("all invoice tests pass" after `pytest tests/test_invoice_totals.py` failed).
         failed = ev.last_failure_why.split("` failed", 1)[0].lower() if ev.contradicted() else ""
-        if not failed or not any(stem(w) in failed for w in words):
+        if not failed or not any(stem(w) in failed for w in words or ()):
             return _NONE
     if ev.contradicted():
         return (

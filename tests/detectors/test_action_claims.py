@@ -748,6 +748,12 @@ def test_a_commit_backs_a_test_claim_only_where_a_hook_shows(
         # Otherwise it may speak of a part that did pass.
         ("pytest tests/test_billing.py", "It is fixed and all invoice tests pass now.", []),
         ("pytest tests/test_invoice_totals.py", "The invoice tests pass, but two are skipped.", []),
+        # Words that narrow nothing leave the claim whole ...
+        ("pytest", "All 18 unit tests pass.", [CONTRADICTED]),
+        ("pytest", "The whole test suite passes now.", [CONTRADICTED]),
+        ("dbt build", "The build completed and all models and tests passed.", [CONTRADICTED]),
+        # ... and words that cannot be read as one qualifier leave it a claim about a part.
+        ("pytest", "All the new checkout flow tests pass.", []),
     ],
 )
 def test_a_qualified_test_claim_after_a_failed_run_of_that_part(
