@@ -958,23 +958,23 @@ def _verdict(run: _Run, i: int, sentence: str, start: int) -> _Verdict:
         how = "no matching command" if rule.commands is not None else "no matching tool"
         why = f"Says {rule.name}, but {how} ran before this reply."
         return UNBACKED, why, [], {"rule": rule.name, "preceding_error": None}
-    qualified = rule.rule.strict_subject and not unqualified_test_claim(sentence, start)
     ev = run.outcome(i)
-    words = qualifier_words(sentence, start) if qualified else None
-    if qualified and words != []:  # [] : its words narrow nothing ("all 18 unit tests")
+    if not ev.contradicted():
+        return _NONE
+    if rule.rule.strict_subject and not unqualified_test_claim(sentence, start):
         # Only an unqualified claim can be contradicted, or one whose qualifier the failed run
-        # named ("all invoice tests pass" after `pytest tests/test_invoice_totals.py` failed).
-        failed = ev.last_failure_why.split("` failed", 1)[0].lower() if ev.contradicted() else ""
-        if not failed or not any(stem(w) in failed for w in words or ()):
+        # named ("all invoice tests pass" after `pytest tests/test_invoice_totals.py` failed),
+        # or one whose words narrow nothing ([]: "all 18 unit tests").
+        words = qualifier_words(sentence, start)
+        failed = ev.last_failure_why.split("` failed", 1)[0].lower()
+        if words != [] and not any(stem(w) in failed for w in words or ()):
             return _NONE
-    if ev.contradicted():
-        return (
-            CONTRADICTED,
-            f"Says {rule.name} after {ev.last_failure_why} with no later successful run.",
-            [ev.last_failure],
-            {"rule": rule.name, "preceding_error": ev.last_failure_masked},
-        )
-    return _NONE
+    return (
+        CONTRADICTED,
+        f"Says {rule.name} after {ev.last_failure_why} with no later successful run.",
+        [ev.last_failure],
+        {"rule": rule.name, "preceding_error": ev.last_failure_masked},
+    )
 
 
 def _tool_verdict(

@@ -820,6 +820,14 @@ _IRREGULAR = {
     "addresses": "address",
 }
 _NAME_SPLIT = re.compile(r"[^A-Za-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
+
+
+def name_words(name: str) -> list[str]:
+    """The words of a tool name, as written: `get_release_by_tag`, `getReleaseByTag` ->
+    get, release, by, tag."""
+    return [t for t in _NAME_SPLIT.split(name) if t]
+
+
 _STOP = frozenset(
     {"to", "the", "a", "an", "of", "for", "by", "from", "with", "on", "in", "at", "and", "or"}
     | {"id", "ids", "all", "new", "my", "your", "details", "detail", "info", "user", "users"}
@@ -868,7 +876,7 @@ class ToolAction:
 def tool_action(name: str) -> ToolAction | None:
     """The verb/object stems of a state-changing tool name, or None for read-only tools."""
     base = name.rsplit("__", 1)[-1]
-    tokens = [t for t in _NAME_SPLIT.split(base) if t]
+    tokens = name_words(base)
     stems = [stem(t) for t in tokens]
     if any(s in _READ_ONLY for s in stems[:1]):
         return None

@@ -20,7 +20,7 @@ import shlex
 
 from pydantic import Field, field_validator
 
-from detectors.action_rules import TEST_COMMANDS
+from detectors.action_rules import TEST_COMMANDS, name_words
 from detectors.models import Severity, Signal
 from detectors.registry import DetectorParams, detector
 from detectors.unknown_tool import _REJECTION, fold_case, may_reject
@@ -776,14 +776,13 @@ def _argument_named_by_tool(call: Event) -> str | None:
     """The argument a tool's name says it looks things up by: `get_release_by_tag` -> `tag`."""
     if not isinstance(call.input, dict) or not call.name:
         return None
-    words = [w.lower() for w in _NAME_WORD.findall(call.name)]
+    words = [w.lower() for w in name_words(call.name)]
     if "by" not in words[:-1]:
         return None
     value = call.input.get(words[words.index("by") + 1])
     return value if isinstance(value, str) and value else None
 
 
-_NAME_WORD = re.compile(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])")
 _ANYONES = frozenset({"module"})  # missing whoever named it (see `not_found`)
 _ID_KEY = re.compile(r"(?:^|_)(?:id|key)$|[a-z](?:Id|Key)$")
 
@@ -840,12 +839,13 @@ def _input_value_in(call: Event, output: str) -> str | None:
 
 
 _TEST_RUN = re.compile(TEST_COMMANDS, re.IGNORECASE | re.MULTILINE)
+_RANGE_DOTS = re.compile(r"\.{2,3}")
 
 
 def _range_side(target: str) -> str:
     """The side of a git range that is not HEAD (`origin/develop...HEAD` -> `origin/develop`),
     or the range when both sides name something."""
-    sides = [side for side in re.split(r"\.{2,3}", target) if side and side != "HEAD"]
+    sides = [side for side in _RANGE_DOTS.split(target) if side and side != "HEAD"]
     return sides[0] if len(sides) == 1 else target
 
 
