@@ -55,6 +55,16 @@ from detectors.action_rules import (
     stem,
     tool_action,
 )
+from detectors.command_claims import (
+    CommandClaim,
+    claims_in,
+    is_program,
+    may_claim,
+    reported,
+    runs,
+    same_arguments,
+    simple_commands,
+)
 from detectors.invented_ids import input_strings
 from detectors.models import Severity, Signal
 from detectors.not_found import mask
@@ -409,6 +419,7 @@ def _failure_reason(
 
 
 _FAILED_STATUS = frozenset({"failed", "failure", "error", "rejected", "declined", "denied"})
+_EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code", "exit_status")
 _HTTP_STATUS_KEYS = ("statusCode", "status_code", "httpStatus", "http_status", "status")
 
 
@@ -430,6 +441,11 @@ def failure_body(output: str) -> str | None:
     status = data.get("status")
     if isinstance(status, str) and status.lower() in _FAILED_STATUS:
         return f"status {status}"
+    # A command's exit status (`{"exit_code": 1, "stdout": ..., "stderr": ...}`).
+    for key in _EXIT_KEYS:
+        code = data.get(key)
+        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+            return f"exit code {code}"
     # An HTTP error status in the body (`{"statusCode": 500, ...}`).
     for key in _HTTP_STATUS_KEYS:
         code = data.get(key)
@@ -816,10 +832,15 @@ def action_claims(session: Session, params: ActionClaimsParams) -> list[Signal]:
             meta and (meta.get("synthetic") or meta.get("compaction"))
         ):
             continue
-        found_in = _candidates(event.text, tables)
-        if found_in:  # the calls and results so far are only logged when a claim needs them
+        text = event.text
+        found_in = _candidates(text, tables)
+        named = _named_claims(text) if may_claim(text) else []
+        if (
+            found_in or named
+        ):  # the calls and results so far are only logged when a claim needs them
             run.log_until(events, at)
-            signals += _check_reply(event, run, found_in)
+            found = _check_reply(event, run, found_in)
+            signals += _check_named(event, run, named, found) if named else found
     return signals
 
 
@@ -1109,3 +1130,158 @@ def _listed(text: str, intro: str) -> str:
         elif line.strip() or items:
             break
     return " ".join(items)
+
+
+# --- commands the reply names in inline code ----------------------------------------------------
+
+
+def _named_claims(text: str) -> list[tuple[str, list[CommandClaim]]]:
+    """The sentences of a reply (as written) that claim a command it names in inline code ran,
+    with those claims (whether a span names a program is settled when the claim is checked)."""
+    if "```" in text or "~~~" in text:
+        text = _CODE_BLOCK.sub(" ", text)
+    if ">" in text:
+        text = _QUOTE_LINE.sub(" ", text)
+    out: list[tuple[str, list[CommandClaim]]] = []
+    for sentence in _split(text):
+        if sentence.rstrip().endswith("?") or not may_claim(sentence):
+            continue
+        claims = [
+            claim
+            for claim in claims_in(sentence)
+            if is_claim(claim.shape, claim.start, claim.start)
+            and not reported(claim.shape, claim.start, claim.end)
+        ]
+        if claims:
+            out.append((sentence, claims))
+    return out
+
+
+def _check_named(
+    reply: Event, run: _Run, named: list[tuple[str, list[CommandClaim]]], found: list[Signal]
+) -> list[Signal]:
+    """``found`` (the rules' signals of the reply) with the named-command claims' added: one
+    signal per sentence, a contradiction outranking a missing call."""
+    out = list(found)
+    for sentence, claims in named:
+        verdicts = [v for v in (_named_verdict(run, c) for c in claims) if v[0]]
+        if not verdicts:
+            continue
+        kind, why, events, data = next((v for v in verdicts if v[0] == CONTRADICTED), verdicts[0])
+        same = next(
+            (k for k, s in enumerate(out) if s.value in sentence or sentence in s.value), None
+        )
+        if same is not None:
+            if out[same].kind == CONTRADICTED or kind != CONTRADICTED:
+                continue  # the rules' signal stands
+            del out[same]
+        out.append(
+            Signal(
+                kind=kind,
+                value=sentence,
+                events=[reply.index, *events],
+                explanation=why,
+                severity=Severity.HIGH if kind == CONTRADICTED else Severity.MEDIUM,
+                data=data,
+            )
+        )
+    return out
+
+
+def _shell(entry: _Call) -> str:
+    if entry.command is None:
+        entry.command = command_text(entry.event)
+    return entry.command
+
+
+def _named_verdict(run: _Run, claim: CommandClaim) -> _Verdict:
+    """Whether the calls so far ran the commands a claim names, and how their last runs went."""
+    programs = {words[0] for entry in run.calls for words in simple_commands(_shell(entry))}
+    verdict = _NONE
+    for named in claim.commands:
+        if not is_program(named, programs):
+            continue  # not a command after all (a word in code that no call ran)
+        said = " ".join(named.key)
+        matching = [entry for entry in run.calls if runs(named, _shell(entry))]
+        if not matching:
+            if run.compacted or _mentioned(run, named.last_word):
+                continue  # a wrapper (`make lint`) may have run it; the work before is unseen
+            why = f"Says it ran `{named.written}`, but no call ran `{said}` before this reply."
+            data = {"rule": f"ran `{said}`", "preceding_error": None}
+            verdict = verdict if verdict[0] else (UNBACKED, why, [], data)
+            continue
+        if not claim.success or _CONTRAST.search(claim.shape):
+            continue
+        narrowed = [e for e in matching if same_arguments(named, _shell(e))] or matching
+        last = next(
+            (
+                entry
+                for entry in reversed(run.results)
+                if any(entry.call is call for call in narrowed) and not entry.background()
+            ),
+            None,
+        )
+        failed = _command_failure(run, last, named.written) if last is not None else None
+        if last is not None and failed is not None:
+            command = _short(_shell(last.call))
+            return (
+                CONTRADICTED,
+                f"Says `{named.written}` ran clean after `{command}` failed ({failed}) with no "
+                "later successful run.",
+                [last.event.index],
+                {
+                    "rule": f"`{said}` ran clean",
+                    "preceding_error": f"`{mask(command)}` failed ({mask(failed)})",
+                },
+            )
+    return verdict
+
+
+def _command_failure(run: _Run, entry: _Result, written: str) -> str | None:
+    """Why a run of the command a reply named (``written``) failed, or None: by the rules whose
+    commands it is (a test or lint run's failure lines, even behind `| tail`), else by the
+    result's error flag, exit status or error body."""
+    call, result = entry.call, entry.event
+    why = entry.why
+    if why is None:
+        why = entry.why = {}
+    decided = False
+    for i, rule in enumerate(run.rules):
+        if rule.commands is None or not rule.commands.search(written):
+            continue
+        bit = 1 << i
+        if not call.known & bit:
+            run._classify(call, i)
+        if call.strong & bit:
+            decided = True
+            if i not in why:
+                why[i] = _failure_reason(rule, run.keys[i], result, entry.low)
+            if why[i] is not None:
+                return why[i]
+    if decided:
+        return None
+    output = result.output or ""
+    if result.is_error:
+        code = _EXIT_CODE.search(output)
+        return code.group(0).lower() if code else "an error"
+    return failure_body(output)
+
+
+# Input keys of a call that reads, writes or searches files: its output is the files' text.
+_FILE_KEYS = ("file_path", "path", "filePath", "pattern", "paths")
+
+
+def _mentioned(run: _Run, word: str) -> bool:
+    """Whether a step so far names ``word``: a tool's name, a shell command, or the output of a
+    call that is not a file read or search (a wrapper such as `make lint` echoes what it runs,
+    a `run_tests` tool reports its runner)."""
+    pattern = re.compile(rf"(?<![\w-]){re.escape(word)}(?![\w-])", re.I)
+    for entry in run.calls:
+        if pattern.search(entry.event.name or "") or pattern.search(_shell(entry)):
+            return True
+    for result in run.results:
+        call = result.call.event
+        reads = isinstance(call.input, dict) and any(k in call.input for k in _FILE_KEYS)
+        if (_shell(result.call) or not reads) and pattern.search(result.event.output or ""):
+            return True
+    return False

@@ -237,7 +237,7 @@ FORMAT_COMMANDS = (
 )
 _CHECK_FAILURE = (
     r"Exit code [1-9]|\b[1-9]\d*\s+(?:errors?|problems?)\b|^Found [1-9]|(?-i:\bFailed\b)"
-    r"|would reformat|(?-i:\bFAILED\b)|\berror(?:\[\w+\])?:"
+    r"|would reformat|(?-i:\bFAILED\b)|\berror(?:\[\w+\])?:(?!\s*0\b)"
 )
 
 
@@ -345,7 +345,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         # A test run builds what it tests (`gradle test`, `cargo test`): it backs the claim too.
         commands=BUILD_COMMANDS + "|" + TEST_COMMANDS,
         failure=(
-            TEST_FAILURE + r"|FAILURE:|(?-i:\bERROR\b)|\berror(?:\[\w+\])?:|Compilation failed"
+            TEST_FAILURE + r"|FAILURE:|(?-i:\bERROR\b)(?!:?\s*0\b)|\berror(?:\[\w+\])?:(?!\s*0\b)"
+            r"|Compilation failed"
             r"|\bAborted\b"  # mkdocs --strict: "Aborted with 2 warnings in strict mode!"
         ),
         ci_runs_it=True,
