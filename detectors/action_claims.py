@@ -89,6 +89,10 @@ class ActionClaimsParams(DetectorParams):
 _CODE_BLOCK = re.compile(r"```.*?(?:```|\Z)|~~~.*?(?:~~~|\Z)", re.S)
 _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _QUOTE_LINE = re.compile(r"^\s*>.*$", re.M)
+# A markdown table row whose next cell opens with a check mark ("| Migration | ✅ applied |"):
+# read as a sentence ("Migration is applied").
+_CHECKED_CELL = re.compile(r"[ \t]*\|[ \t]*(?:\u2705|\u2714\ufe0f?|\u2611\ufe0f?)[ \t]*")
+_CHECK_MARKS = ("\u2705", "\u2714", "\u2611")
 _QUOTED = re.compile(r"\"[^\"\n]{0,300}\"|“[^”\n]{0,300}”")
 _PAREN = re.compile(r"\([^()\n]{0,300}\)")
 # Every split starts at a white space, a capital or `*`: the lookahead in front only lets the
@@ -142,6 +146,8 @@ def reply_text(text: str) -> str:
         text = _CODE_BLOCK.sub(" ", text)
     if "`" in text:
         text = _INLINE_CODE.sub(" CODE ", text)
+    if "|" in text and any(mark in text for mark in _CHECK_MARKS):
+        text = _CHECKED_CELL.sub(" is ", text)
     if ">" in text:
         text = _QUOTE_LINE.sub(" ", text)
     if '"' in text or "\u201c" in text:
@@ -155,7 +161,8 @@ def _sub_mapped(
     pattern: re.Pattern[str], repl: str, text: str, pos: list[int]
 ) -> tuple[str, list[int]]:
     """``pattern.sub(repl, text)``, and where each character of the result came from in the
-    text ``pos`` maps ``text`` to (a replacement's characters: its match's first and last)."""
+    text ``pos`` maps ``text`` to (a replacement's characters: its match's first and last, so a
+    sentence that starts or ends inside one keeps the whole match)."""
     out: list[str] = []
     where: list[int] = []
     last = 0
@@ -163,9 +170,10 @@ def _sub_mapped(
         out.append(text[last : m.start()])
         where += pos[last : m.start()]
         out.append(repl)
-        if repl:
+        if repl:  # its first half from the match's first character, the rest from its last
             first, final = pos[m.start()], pos[m.end() - 1]
-            where += [first] + [final] * (len(repl) - 1)
+            half = (len(repl) + 1) // 2
+            where += [first] * half + [final] * (len(repl) - half)
         last = m.end()
     out.append(text[last:])
     where += pos[last:]
@@ -175,6 +183,7 @@ def _sub_mapped(
 _STEPS = (
     (("```", "~~~"), _CODE_BLOCK, " "),
     (("`",), _INLINE_CODE, " CODE "),
+    (_CHECK_MARKS, _CHECKED_CELL, " is "),
     ((">",), _QUOTE_LINE, " "),
     (('"', "\u201c"), _QUOTED, " QUOTE "),
     (("(",), _PAREN, " "),

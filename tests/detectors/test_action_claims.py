@@ -952,3 +952,30 @@ def _kinds_after_calls(
         events += _tool(f"t{n}", name, args, output, error)
     events.append(Event(EventKind.ASSISTANT, text=reply))
     return [s.kind for s in action_claims(_session(events, frozenset(tools)), ActionClaimsParams())]
+
+
+def test_a_checked_table_row_is_read_as_a_sentence() -> None:
+    text = (
+        "| Step | Status |\n|---|---|\n| Migration | ✅ applied |\n| `pytest -q` | ✅ 23 passed |"
+    )
+    assert sentences(text)[1:] == ["Migration is applied", "CODE is 23 passed"]
+    events = [
+        Event(EventKind.USER, text="add the column"),
+        *_bash("c1", "alembic upgrade head", "Exit code 1\nOperationalError", True),
+        Event(EventKind.ASSISTANT, text=text),
+    ]
+    found = [(s.kind, s.value) for s in action_claims(_session(events), ActionClaimsParams())]
+    assert found == [
+        (CONTRADICTED, "Migration | ✅ applied"),
+        (UNBACKED, "`pytest -q` | ✅ 23 passed"),  # no test run at all
+    ]
+
+
+def test_a_sentence_that_opens_with_inline_code_is_reported_whole() -> None:
+    events = [
+        Event(EventKind.USER, text="fix it"),
+        *_bash("c1", "npm test", "Exit code 1\n1 failed", True),
+        Event(EventKind.ASSISTANT, text="Done.\n`npm test` is green: all tests pass."),
+    ]
+    [signal] = action_claims(_session(events), ActionClaimsParams())
+    assert signal.value == "`npm test` is green: all tests pass."
