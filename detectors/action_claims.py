@@ -44,6 +44,9 @@ from detectors.action_rules import (
     DEFAULT_RULES,
     DESCRIBED_STATE,
     NAMED_TEST,
+    READ_ONLY_COMMAND,
+    TEST_COMMANDS,
+    TYPE_COMMANDS,
     CompiledRule,
     Rule,
     ToolAction,
@@ -55,9 +58,13 @@ from detectors.action_rules import (
     stem,
     tool_action,
 )
-from detectors.command_claims import (
+from detectors.invented_ids import input_strings
+from detectors.models import Severity, Signal
+from detectors.named_claims import (
     CommandClaim,
+    FileClaim,
     claims_in,
+    file_base,
     is_program,
     may_claim,
     reported,
@@ -65,8 +72,6 @@ from detectors.command_claims import (
     same_arguments,
     simple_commands,
 )
-from detectors.invented_ids import input_strings
-from detectors.models import Severity, Signal
 from detectors.not_found import mask
 from detectors.registry import DetectorParams, detector
 from sessions.models import Event, EventKind, Session
@@ -1144,14 +1149,14 @@ def _listed(text: str, intro: str) -> str:
 # --- commands the reply names in inline code ----------------------------------------------------
 
 
-def _named_claims(text: str) -> list[tuple[str, list[CommandClaim]]]:
+def _named_claims(text: str) -> list[tuple[str, list[CommandClaim | FileClaim]]]:
     """The sentences of a reply (as written) that claim a command it names in inline code ran,
     with those claims (whether a span names a program is settled when the claim is checked)."""
     if "```" in text or "~~~" in text:
         text = _CODE_BLOCK.sub(" ", text)
     if ">" in text:
         text = _QUOTE_LINE.sub(" ", text)
-    out: list[tuple[str, list[CommandClaim]]] = []
+    out: list[tuple[str, list[CommandClaim | FileClaim]]] = []
     for sentence in _split(text):
         if sentence.rstrip().endswith("?") or not may_claim(sentence):
             continue
@@ -1167,7 +1172,10 @@ def _named_claims(text: str) -> list[tuple[str, list[CommandClaim]]]:
 
 
 def _check_named(
-    reply: Event, run: _Run, named: list[tuple[str, list[CommandClaim]]], found: list[Signal]
+    reply: Event,
+    run: _Run,
+    named: list[tuple[str, list[CommandClaim | FileClaim]]],
+    found: list[Signal],
 ) -> list[Signal]:
     """``found`` (the rules' signals of the reply) with the named-command claims' added: one
     signal per sentence, a contradiction outranking a missing call."""
@@ -1203,8 +1211,11 @@ def _shell(entry: _Call) -> str:
     return entry.command
 
 
-def _named_verdict(run: _Run, claim: CommandClaim) -> _Verdict:
-    """Whether the calls so far ran the commands a claim names, and how their last runs went."""
+def _named_verdict(run: _Run, claim: CommandClaim | FileClaim) -> _Verdict:
+    """Whether the calls so far ran the commands a claim names, and how their last runs went;
+    or touched the files it names."""
+    if isinstance(claim, FileClaim):
+        return _file_verdict(run, claim)
     programs = {words[0] for entry in run.calls for words in simple_commands(_shell(entry))}
     verdict = _NONE
     for named in claim.commands:
@@ -1294,3 +1305,97 @@ def _mentioned(run: _Run, word: str) -> bool:
         if (_shell(result.call) or not reads) and pattern.search(result.event.output or ""):
             return True
     return False
+
+
+# Tools that only read or search files: naming a file, they do not change it.
+_READS = re.compile(
+    r"^(?:mcp__\w+__)?(?:read|view|grep|glob|ls|list|search|find|open|cat|get|fetch|show|stat"
+    r"|NotebookRead|WebFetch|WebSearch|TodoWrite|codebase_search|file_search)",
+    re.I,
+)
+_READ_ONLY = re.compile(READ_ONLY_COMMAND, re.I)
+# Commands that only run checks or show things: they leave the project's files as they are.
+_CHECKS_ONLY = re.compile(
+    rf"{TEST_COMMANDS}|{TYPE_COMMANDS}"
+    r"|\b[\w.-]+\s+(?:check|validate|verify|ls|list|show|info|outdated|version|plan|diff"
+    r"|describe|inspect|status|log|view|doctor|tree|why|search|--version|--help)\b",
+    re.I,
+)
+_WRITES_ANYWAY = re.compile(r"--fix\b|--write\b|\s-w\b|--update-snapshots|\s-u\b|>\s*\S")
+
+
+def _may_write(command: str) -> bool:
+    """Whether a shell command may change files without naming them: anything but a command
+    that only reads, or only runs tests, type checks and other checks (no `--fix`, no `>`)."""
+    if _READ_ONLY.fullmatch(command):
+        return False
+    if _WRITES_ANYWAY.search(command):
+        return True
+    return not all(_CHECKS_ONLY.search(" ".join(words)) for words in simple_commands(command))
+
+
+def _file_verdict(run: _Run, claim: FileClaim) -> _Verdict:
+    """Whether a call so far touched each file a claim names, and how the last one went."""
+    writers = [e for e in run.calls if _shell(e) and _may_write(_shell(e))]
+    verdict = _NONE
+    for written in claim.files:
+        base = file_base(written)
+        if not base:
+            continue
+        naming = [entry for entry in run.calls if _touches(entry, base)]
+        if not naming:
+            if writers or run.compacted:
+                continue  # a shell step may have written it without naming it
+            why = (
+                f"Says it {claim.verb} `{written}`, but no call before this reply wrote, edited "
+                f"or removed `{base}`."
+            )
+            data = {"rule": f"{claim.verb} a file", "preceding_error": None}
+            verdict = verdict if verdict[0] else (UNBACKED, why, [], data)
+            continue
+        results = [r for r in run.results if any(r.call is entry for entry in naming)]
+        failures = [(r, f) for r in results if (f := _file_failure(r.event)) is not None]
+        if not results or len(failures) < len(results):
+            continue  # done, or not known yet
+        last, failed = failures[-1]
+        if any(w.event.index > last.event.index for w in writers):
+            continue  # a later shell step may have done it
+        command = _short(_shell(last.call)) or last.call.event.name or "the call"
+        return (
+            CONTRADICTED,
+            f"Says it {claim.verb} `{written}` after `{command}` failed ({failed}) with no "
+            "later successful call.",
+            [last.event.index],
+            {
+                "rule": f"{claim.verb} a file",
+                "preceding_error": f"`{mask(command)}` failed ({mask(failed)})",
+            },
+        )
+    return verdict
+
+
+# Input keys that say which file a call acts on (an edit's `old_string` may merely quote a path).
+_PATH_KEYS = ("file_path", "path", "filePath", "notebook_path", "filename", "target_file", "paths")
+
+
+def _touches(entry: _Call, base: str) -> bool:
+    """Whether a call may change the file whose last part is ``base``: a shell command that
+    names it and does not only read, or a call (not a read) whose path, or else any input,
+    names it."""
+    command = _shell(entry)
+    if command:
+        return base in command and not _READ_ONLY.fullmatch(command)
+    if _READS.match(entry.event.name or ""):
+        return False
+    value = entry.event.input
+    if isinstance(value, dict) and any(key in value for key in _PATH_KEYS):
+        value = [value.get(key) for key in _PATH_KEYS]
+    return any(base in text for text in input_strings(value))
+
+
+def _file_failure(result: Event) -> str | None:
+    output = result.output or ""
+    if result.is_error:
+        code = _EXIT_CODE.search(output)
+        return code.group(0).lower() if code else "an error: " + " ".join(output.split())[:60]
+    return failure_body(output)

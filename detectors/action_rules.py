@@ -129,7 +129,7 @@ _READER = (
     r"branch|blame|grep|ls-files|rev-parse|remote\s+-v))"
 )
 _READ_STEP = rf"\s*{_READER}\b(?![^;&|>]*\s-(?:delete|exec)\b)[^;&|>]*"
-_READ_ONLY_COMMAND = rf"(?:\s*cd\s+[^;&|>]*&&)?{_READ_STEP}(?:(?:\|\|?|&&|;){_READ_STEP})*"
+READ_ONLY_COMMAND = rf"(?:\s*cd\s+[^;&|>]*&&)?{_READ_STEP}(?:(?:\|\|?|&&|;){_READ_STEP})*"
 
 TEST_COMMANDS = (
     r"(?:^|[\s;&|(/'\"])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|karma|phpunit|rspec|ctest|"
@@ -670,7 +670,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         ),
         tools=[r"^(?:Edit|MultiEdit|Write|NotebookEdit|apply_patch)$|edit|write|patch|str_replace"],
         # Any shell command could have edited a file, but for one that only reads.
-        commands=rf"\A(?!{_READ_ONLY_COMMAND}\Z)",
+        commands=rf"\A(?!{READ_ONLY_COMMAND}\Z)",
     ),
 )
 
@@ -690,7 +690,7 @@ STATE_VERBS: dict[str, str] = {
     "remove": r"removed|deleted",
     "send": r"sent|emailed|replied|responded",
     "transfer": r"transferred",
-    "create": r"created|opened",
+    "create": r"created|opened|placed",  # "Exchange placed."
     "upgrade": r"upgraded",
     "downgrade": r"downgraded",
     "issue": r"issued",
@@ -769,6 +769,10 @@ STATE_VERBS: dict[str, str] = {
     "isolate": r"isolated",
     "quarantine": r"quarantined",
 }
+# States with no verb of their own ("the order is on hold"): said of a state that exists as often
+# as of one just made, so only a described state (``DESCRIBED_STATE``), reported when the call
+# that would have made it failed.
+STATE_PHRASES: dict[str, str] = {"hold": r"on\s+hold"}
 # Action nouns a reply says it completed ("I've processed the return", "I've completed your
 # booking"): the verb group each stands for.
 ACTION_NOUNS: dict[str, str] = {
@@ -798,6 +802,7 @@ VERB_ALIASES: dict[str, str] = {
     "place": "create",
     "process": "refund",
     "reschedule": "schedule",
+    "move": "schedule",  # `move_appointment`: "your appointment has been moved / rescheduled"
     "undo": "rollback",
     "revert": "rollback",
     "reboot": "restart",
@@ -862,7 +867,9 @@ def stem(word: str) -> str:
     return w
 
 
-_VERB_BY_STEM = {stem(v): v for v in STATE_VERBS} | {stem(a): t for a, t in VERB_ALIASES.items()}
+_VERB_BY_STEM = {stem(v): v for v in (*STATE_VERBS, *STATE_PHRASES)} | {
+    stem(a): t for a, t in VERB_ALIASES.items()
+}
 
 
 @dataclass(frozen=True)
@@ -940,7 +947,7 @@ STATE_CLAIM = re.compile(
 # matching tool failed, with no later success, it states what did not happen.
 DESCRIBED_STATE = re.compile(
     rf"\b(?:is|are|you(?:'re|\u2019re|\s+are)|(?:she|he|it)(?:'s|\u2019s))\s+(?:now\s+|all\s+|also\s+)?"
-    rf"(?P<v>{_PARTICIPLES})\b",
+    rf"(?P<v>{_PARTICIPLES}|{'|'.join(STATE_PHRASES.values())})\b",
     _I,
 )
 
@@ -987,7 +994,9 @@ def claim_verb(text: str) -> str | None:
     return found
 
 
-_STATE_FORMS = [(verb, re.compile(form, _I)) for verb, form in STATE_VERBS.items()]
+_STATE_FORMS = [
+    (verb, re.compile(form, _I)) for verb, form in (STATE_VERBS | STATE_PHRASES).items()
+]
 _CLAIM_VERBS: dict[str, str | None] = {}  # form as said -> its verb group
 
 

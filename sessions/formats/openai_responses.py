@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import orjson
+
 from sessions.documents import Document
 from sessions.errors import MalformedSessionError
 from sessions.formats._messages import (
@@ -258,6 +260,11 @@ def _add_item(log: EventLog, item: Any) -> None:
     elif kind in ("function_call_output", "custom_tool_call_output"):
         output = item.get("output")
         text = text_of(output) if isinstance(output, list) else json_text(output)
+        shell = _shell_output(text)
+        if shell is not None:  # Codex's shell tool: the output and its exit code, as JSON
+            text, code = shell
+            log.result(item.get("call_id"), text, is_error=code != 0, meta={"exit_code": code})
+            return
         inferred = infer_error(text)
         log.result(item.get("call_id"), text, is_error=inferred, error_inferred=inferred)
     elif kind == "mcp_call":
@@ -270,6 +277,23 @@ def _add_item(log: EventLog, item: Any) -> None:
         text = json_text(item.get("output")) or (json_text(error) if failed else "")
         log.result(item.get("id"), text, is_error=failed, meta=dict(meta))
     # reasoning, built-in tool calls and the rest carry nothing the detectors read.
+
+
+def _shell_output(text: str) -> tuple[str, int] | None:
+    """The command output and exit code of a Codex shell result, which the CLI writes as a JSON
+    string (`{"output": "...", "metadata": {"exit_code": 1, "duration_seconds": 0.4}}`), or None
+    for any other output."""
+    if not text.startswith('{"output"'):
+        return None
+    try:
+        value = orjson.loads(text)
+    except orjson.JSONDecodeError:
+        return None
+    metadata = value.get("metadata") if isinstance(value, dict) else None
+    code = metadata.get("exit_code") if isinstance(metadata, dict) else None
+    if not isinstance(value.get("output"), str) or not isinstance(code, int) or code is True:
+        return None
+    return value["output"], code
 
 
 def _message_text(content: Any) -> str:

@@ -979,3 +979,46 @@ def test_a_sentence_that_opens_with_inline_code_is_reported_whole() -> None:
     ]
     [signal] = action_claims(_session(events), ActionClaimsParams())
     assert signal.value == "`npm test` is green: all tests pass."
+
+
+@pytest.mark.parametrize(
+    ("reply", "tools", "calls", "kind"),
+    [
+        # A tool whose verb is "move" backs "rescheduled" (and "moved").
+        (
+            "Your appointment has been rescheduled to Thursday at 10:15.",
+            ["book_appointment", "cancel_appointment", "move_appointment"],
+            [("move_appointment", {"appointment_id": "APT-1"}, '{"status": "booked"}')],
+            None,
+        ),
+        # "placed" is a creation: "Exchange placed." with `create_exchange` never called.
+        (
+            "Exchange placed. Your medium ships once the large is scanned.",
+            ["get_order", "create_exchange"],
+            [("get_order", {"order_id": "NW-1"}, '{"status": "delivered"}')],
+            UNBACKED,
+        ),
+        # "on hold" names no verb: a described state, reported only after the call failed.
+        (
+            "You're all set: the order is on hold until you send the new address.",
+            ["get_order", "place_order_hold"],
+            [("place_order_hold", {"order_id": "NW-1"}, '{"status": "failed"}')],
+            CONTRADICTED,
+        ),
+        (
+            "Your order is on hold until the payment clears.",
+            ["get_order", "place_order_hold"],
+            [("get_order", {"order_id": "NW-1"}, '{"status": "on_hold"}')],
+            None,
+        ),
+    ],
+)
+def test_domain_verbs_without_a_tool_of_the_same_word(
+    reply: str, tools: list[str], calls: list[tuple[str, dict[str, str], str]], kind: str | None
+) -> None:
+    events = [Event(EventKind.USER, text="please")]
+    for k, (name, args, output) in enumerate(calls):
+        events += _tool(f"c{k}", name, args, output)
+    events.append(Event(EventKind.ASSISTANT, text=reply))
+    found = action_claims(_session(events, frozenset(tools)), ActionClaimsParams())
+    assert [s.kind for s in found] == ([kind] if kind else [])

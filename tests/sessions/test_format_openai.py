@@ -353,6 +353,28 @@ def test_responses_bare_item_list_custom_calls_and_raw_arguments() -> None:
     assert session.id == "items" and session.registered_tools is None
 
 
+def test_responses_codex_shell_output_is_read_with_its_exit_code() -> None:
+    wrapped = {"output": "E   assert 1 == 2\n1 failed, 23 passed", "metadata": {"exit_code": 1}}
+    items = [
+        {"role": "user", "content": "fix it"},
+        {
+            "type": "function_call",
+            "call_id": "call_a",
+            "name": "shell",
+            "arguments": '{"command": ["bash", "-lc", "pytest -q"]}',
+        },
+        {"type": "function_call_output", "call_id": "call_a", "output": json.dumps(wrapped)},
+        {"type": "function_call", "call_id": "call_b", "name": "shell", "arguments": "{}"},
+        # Not the shell tool's shape (no exit code): kept as written.
+        {"type": "function_call_output", "call_id": "call_b", "output": '{"output": "x"}'},
+    ]
+    session = only(responses.parse(doc(items, "x/rollout.json")))
+    failed, other = result_of(session, "call_a"), result_of(session, "call_b")
+    assert failed is not None and failed.output == "E   assert 1 == 2\n1 failed, 23 passed"
+    assert failed.is_error and not failed.error_inferred and failed.meta["exit_code"] == 1
+    assert other is not None and other.output == '{"output": "x"}' and not other.is_error
+
+
 def test_responses_json_lines_of_items_are_one_session() -> None:
     lines = [
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},

@@ -1,5 +1,6 @@
-"""Claims about a command the reply names in inline code: "`go vet` is clean", "I also ran
-`bundle exec rspec`", "`cargo fmt` and `cargo clippy` both came back clean".
+"""Claims about a command or a file the reply names in inline code: "`go vet` is clean", "I also
+ran `bundle exec rspec`", "`cargo fmt` and `cargo clippy` both came back clean", "I also updated
+`apps/api/Dockerfile`", "Deleted `scripts/deploy_v1.sh`".
 
 Coding agents name the check they ran by its command more often than by a noun the rule pack
 knows ("lint passes"). The prose ``action_claims`` reads replaces inline code with CODE, so these
@@ -17,6 +18,12 @@ command:
 
 A failed run is told by the default rules that decide the call (a test or lint run's failure
 lines, even behind `| tail`), else by the result's error flag, exit code or error body.
+
+A file (a path, a name with a known extension, `Dockerfile`) said to be updated, created, deleted
+or regenerated needs a call that names it and does not only read it (an edit, a write, `git rm`,
+a patch); any shell step that may write files without naming them (`npm install` rewrites the
+lockfile, `make generate`) backs it too. Only a tests, lint or type run, or a command that only
+reads, cannot have touched it.
 """
 
 from __future__ import annotations
@@ -61,6 +68,7 @@ _RUNNERS = {
     "hatch": ("run",),
     "rye": ("run",),
     "dotnet": ("tool",),
+    "php": ("artisan",),  # `php artisan migrate`
 }
 _PYTHONS = frozenset({"python", "python3"})
 # Programs whose every word after them is an argument (`eslint src`, `mypy app`).
@@ -197,6 +205,10 @@ _STATUS = (
     r"(?:no|zero|0)\s+(?:issues|errors|warnings|failures|problems|findings|diagnostics|"
     r"offen[cs]es|complaints))"
 )
+_FILE_VERBS = (
+    r"(?i:updated|edited|modified|changed|created|added|wrote|rewrote|re-?written|written|"
+    r"deleted|removed|renamed|moved|re-?generated|generated|replaced|patched|refactored)"
+)
 _ADVERBS = r"(?:(?:also|then|just|now|again|already|first|finally|both|quickly)\s+)*"
 
 
@@ -255,12 +267,22 @@ def may_claim(text: str) -> bool:
         after = text[at + 1 : at + 24].lstrip(" \t\n\u00a0)").lower()
         if after.startswith(_NEXT) and _ANY_TAIL.match(text, at + 1):
             return True
-        if text.endswith(_VERB_BEFORE, 0, at) and _ANY_RAN.search(
-            text, max(0, at - 80), find("`", at + 1) + 1
+        close = find("`", at + 1)
+        if text.endswith(_VERB_BEFORE, 0, at) and _ANY_RAN.search(text, max(0, at - 80), close + 1):
+            return True
+        span = text[at + 1 : close]
+        if (
+            ("/" in span or "." in span or span in _FILE_NAMES)
+            and "\n" not in span
+            and _FILE_VERB_NEAR.search(text, max(0, at - 80), at)
         ):
             return True
-        at = find("`", at + 1)
+        at = close
     return False
+
+
+# A file claim's verb, before the file it names (see ``_FILE_CLAIM``).
+_FILE_VERB_NEAR = re.compile(_FILE_VERBS)
 
 
 _SUCCESS_AFTER = re.compile(rf"\b{_SUCCESS}|(?<!\w)(?:\u2705|\u2713|\u2714)", re.I)
@@ -294,27 +316,108 @@ class CommandClaim:
     end: int
 
 
-def shape_of(sentence: str) -> tuple[str, list[Command]]:
-    """The sentence with each command span as CMD (other spans as CODE), and the commands."""
+@dataclass(frozen=True, slots=True)
+class FileClaim:
+    """A sentence's claim that files it names were changed ("I also updated `Dockerfile`"):
+    the files as written, the verb, and where the claim lies in ``shape`` (files as FILE)."""
+
+    files: tuple[str, ...]
+    verb: str
+    shape: str
+    start: int
+    end: int
+
+
+FILE = "FILE"
+# What a file's name ends in. A curated list: `user.save` or `os.path` name no file.
+_EXTENSIONS = _words(
+    """
+    py pyi ipynb ts tsx js jsx mjs cjs json jsonc yaml yml toml lock md mdx rst txt ini cfg conf
+    env rb erb go mod sum rs java kt kts gradle scala cs csproj sln fs php sh bash zsh ps1 sql
+    html htm css scss sass less vue svelte swift m h c cc cpp hpp xml plist proto tf tfvars hcl
+    properties ex exs eex heex erl dart lua r pl gemspec podspec dockerfile j2 tmpl tpl graphql
+    gql prisma csv tsv ipynb nix bzl cmake mk
+    """
+)
+_FILE_NAMES = _words(
+    """
+    Dockerfile Containerfile Makefile GNUmakefile Justfile Gemfile Rakefile Procfile Brewfile
+    Jenkinsfile Vagrantfile Caddyfile Tiltfile CODEOWNERS LICENSE README CHANGELOG
+    """
+)
+_PATH = re.compile(r"[\w.@~+-]*(?:/[\w.@+-]+)+/?|[\w.@+-]+/")
+_LINE_SUFFIX = re.compile(r"(?::\d+(?:[:-]\d+)?|#L\d+(?:-L?\d+)?)$")
+
+
+def named_file(span: str) -> str | None:
+    """The file (or folder) an inline-code span names, or None: a path, a name with a known
+    extension, a dotfile or a well-known name (`Dockerfile`); a line suffix (`:42`) dropped."""
+    span = _LINE_SUFFIX.sub("", span.strip())
+    if not span or any(c in span for c in " \t()=,;*\"'<>") or "://" in span:
+        return None
+    if span.startswith("-") or span.startswith("$"):
+        return None
+    base = span.rstrip("/").rsplit("/", 1)[-1]
+    if "/" in span and _PATH.fullmatch(span) and any(c.isalpha() for c in base):
+        return span
+    if base in _FILE_NAMES or (base.startswith(".") and len(base) > 2 and base[1].isalpha()):
+        return span
+    stem, dot, extension = base.rpartition(".")
+    return span if dot and stem and extension.lower() in _EXTENSIONS else None
+
+
+def file_base(written: str) -> str:
+    """What a call that touches the file names at least: its last part (`Dockerfile`)."""
+    return _LINE_SUFFIX.sub("", written).rstrip("/").rsplit("/", 1)[-1]
+
+
+def shape_of(sentence: str) -> tuple[str, list[Command], list[str]]:
+    """The sentence with each file span as FILE, each command span as CMD and other spans as
+    CODE; the commands and the files."""
     commands: list[Command] = []
+    files: list[str] = []
 
     def repl(m: re.Match[str]) -> str:
-        named = named_command(m.group(1).strip())
+        span = m.group(1).strip()
+        if " " not in span and (file := named_file(span)) is not None:
+            files.append(file)
+            return FILE
+        named = named_command(span)
         if named is None:
             return "CODE"
         commands.append(named)
         return CMD
 
-    return _SPAN.sub(repl, sentence), commands
+    return _SPAN.sub(repl, sentence), commands, files
 
 
-def claims_in(sentence: str) -> list[CommandClaim]:
-    """The claims about named commands in one sentence (as written, inline code in it)."""
-    shape, commands = shape_of(sentence)
-    if not commands or _ABOUT_CI.search(shape):
-        return []
+_FILES = rf"{FILE}(?:\s*(?:,|&|and|plus)\s*(?:(?i:also)\s+)?(?:the\s+)?{FILE})*"
+# "I also updated `apps/api/Dockerfile`", "Deleted `a.sh` and `b.sh`", "Added a retry in `x.py`".
+_FILE_CLAIM = re.compile(
+    rf"(?:\b(?:I|[Ww]e)(?:'ve|\s+have)?\s+{_ADVERBS}|^\W*(?:(?i:also)\s+)?)(?P<verb>{_FILE_VERBS})"
+    r"\s+(?:(?:[\w'-]+\s+){0,6}?(?i:in|to|into|inside|within|from|under)\s+)?"
+    rf"(?:(?i:the|a|an|new)\s+)?(?:(?i:files?|scripts?|config)\s+)?(?P<files>{_FILES})"
+)
+
+
+def claims_in(sentence: str) -> list[CommandClaim | FileClaim]:
+    """The claims about named commands and files in one sentence (as written, inline code in
+    it)."""
+    shape, commands, files = shape_of(sentence)
+    found: list[CommandClaim | FileClaim] = []
+    if files:
+        for m in _FILE_CLAIM.finditer(shape):
+            first = shape.count(FILE, 0, m.start("files"))
+            count = m.group("files").count(FILE)
+            named = tuple(files[first : first + count])
+            found.append(FileClaim(named, m.group("verb").lower(), shape, m.start(), m.end()))
+    if commands and not _ABOUT_CI.search(shape):
+        found += _command_claims(shape, commands)
+    return found
+
+
+def _command_claims(shape: str, commands: list[Command]) -> list[CommandClaim]:
     found: list[CommandClaim] = []
-    taken = 0  # commands of the sentence already claimed (each once)
     for pattern, success in ((_RAN, False), (_CLEAN, True)):
         for m in pattern.finditer(shape):
             first = shape.count(CMD, 0, m.start("cmds"))
@@ -325,7 +428,6 @@ def claims_in(sentence: str) -> list[CommandClaim]:
                 rest = shape[m.end() :]
                 success = bool(_SUCCESS_AFTER.search(rest)) and not _FAILURE_AFTER.search(rest)
             found.append(CommandClaim(named, success, shape, claimed_from, m.end()))
-            taken |= sum(1 << k for k in range(first, first + count))
             success = pattern is _CLEAN
     # One claim per command: "I ran `x` and `x` is clean" is the clean one.
     out: list[CommandClaim] = []

@@ -7,7 +7,14 @@ import json
 import pytest
 
 from detectors.action_claims import ActionClaimsParams, action_claims
-from detectors.command_claims import claims_in, is_program, may_claim, named_command, runs
+from detectors.named_claims import (
+    claims_in,
+    is_program,
+    may_claim,
+    named_command,
+    named_file,
+    runs,
+)
 from sessions.models import Event, EventKind, Session
 
 UNBACKED, CONTRADICTED = "unbacked_action_claim", "contradicted_action_claim"
@@ -274,3 +281,83 @@ def test_the_quick_test_lets_every_claim_of_the_labelled_cases_through() -> None
                     seen += 1
                     assert may_claim(text) and may_claim(sentence), sentence
     assert seen >= 20
+
+
+@pytest.mark.parametrize(
+    ("span", "file"),
+    [
+        ("apps/api/Dockerfile", "apps/api/Dockerfile"),
+        ("poetry.lock", "poetry.lock"),
+        ("config.yaml:42", "config.yaml"),
+        (".env.example", ".env.example"),
+        ("Makefile", "Makefile"),
+        ("src/", "src/"),
+        ("user.save", None),
+        ("Project.archived_at", None),
+        ("node:22-alpine", None),
+        ("https://example.com/a.json", None),
+        ("npm test", None),
+    ],
+)
+def test_a_span_names_a_file(span: str, file: str | None) -> None:
+    assert named_file(span) == file
+
+
+def _edit(call_id: str, path: str, error: bool = False) -> list[Event]:
+    output = "<tool_use_error>String to replace not found" if error else "updated successfully"
+    return [
+        Event(
+            EventKind.TOOL_CALL,
+            call_id=call_id,
+            name="Edit",
+            input={"file_path": path, "old_string": "a", "new_string": "b"},
+        ),
+        Event(EventKind.TOOL_RESULT, call_id=call_id, output=output, is_error=error),
+    ]
+
+
+def test_a_file_no_call_touched_is_unbacked() -> None:
+    read = [
+        Event(EventKind.TOOL_CALL, call_id="r", name="Read", input={"file_path": "/p/Dockerfile"}),
+        Event(EventKind.TOOL_RESULT, call_id="r", output="FROM node:20-alpine"),
+    ]
+    # The README's edit quotes the script's path: it does not delete the script.
+    quoting = _edit("e", "/p/README.md")
+    quoting[0].input = {"file_path": "/p/README.md", "old_string": "run scripts/deploy_v1.sh"}
+    found = _signals(
+        read,
+        quoting,
+        _reply("Deleted `scripts/deploy_v1.sh`. I also updated `Dockerfile` to Node 22."),
+    )
+    assert [kind for kind, _ in found] == [UNBACKED, UNBACKED]
+
+
+def test_a_file_edit_that_failed_is_contradicted() -> None:
+    found = _signals(
+        _edit("e1", "/p/app/config.py", error=True), _reply("Updated `app/config.py`.")
+    )
+    assert found == [(CONTRADICTED, "Updated `app/config.py`.")]
+
+
+@pytest.mark.parametrize(
+    "steps",
+    [
+        [_edit("e1", "/p/app/config.py")],
+        [_edit("e1", "/p/app/config.py", error=True), _edit("e2", "/p/app/config.py")],
+        # A shell step that may write files without naming them (a lockfile, generated code).
+        [_bash("b1", "poetry lock --no-update", "Writing lock file")],
+        [_bash("b1", "git rm -q app/config.py", "")],
+    ],
+)
+def test_backed_file_claims(steps: list[list[Event]]) -> None:
+    assert _signals(*steps, _reply("Updated `app/config.py`.")) == []
+
+
+def test_checks_and_reads_write_no_file() -> None:
+    found = _signals(
+        _bash("b1", "poetry check", "All set!"),
+        _bash("b2", "pytest -q", "3 passed"),
+        _bash("b3", "cat pyproject.toml | head -5", "[tool.poetry]"),
+        _reply("Regenerated `poetry.lock` as well."),
+    )
+    assert found == [(UNBACKED, "Regenerated `poetry.lock` as well.")]
