@@ -36,6 +36,7 @@ from detectors.action_keywords import (
     folded,
     keywords_in,
     may_match,
+    named_words_in,
     rule_keys,
     search,
     words_of,
@@ -74,6 +75,7 @@ from detectors.named_claims import (
 )
 from detectors.not_found import mask
 from detectors.registry import DetectorParams, detector
+from sessions.formats.common import lstrip_head
 from sessions.models import Event, EventKind, Session
 
 UNBACKED, CONTRADICTED = "unbacked_action_claim", "contradicted_action_claim"
@@ -373,7 +375,7 @@ class Evidence:
 class _Call:
     """A tool call; what it says to each rule is worked out only when a claim needs it."""
 
-    __slots__ = ("backed", "command", "event", "known", "low", "rec", "strong")
+    __slots__ = ("backed", "command", "event", "known", "low", "paths", "rec", "strong")
 
     def __init__(self, event: Event) -> None:
         self.event = event
@@ -384,6 +386,7 @@ class _Call:
         self.low: str | None = None
         # The same three, shared by the calls with this call's tool name and command.
         self.rec: list[int] | None = None
+        self.paths: list[str] | None = None  # where it may name a file it changes (`_touches`)
 
 
 class _Result:
@@ -441,9 +444,9 @@ def failure_body(output: str) -> str | None:
     """What a JSON object result says of a failure that no error flag marks (chat formats have
     none, and a tool may return its error as data): `"ok": false`, `"success": false`, a failed
     `status`, or an `error`/`errors` member with content and no `ok`/`success` of true."""
-    text = output.lstrip()
-    if text[:1] != "{" or len(text) > 200_000:
+    if lstrip_head(output, 1) != "{" or len(output) > 200_000:
         return None
+    text = output.lstrip()
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
@@ -558,6 +561,10 @@ class _Run:
         self.logged = 0  # events[:logged] are logged
         self.pending: dict[str, _Call] = {}  # calls with no result yet, by id
         self.last_index = -2  # the index of the latest result
+        self.may_write: list[_Call] = []  # see ``writers``
+        self.write_seen = 0
+        self.failures: list[tuple[_Result, str]] = []  # see ``failed``
+        self.failed_seen = 0
 
     def log_until(self, events: list[Event], end: int) -> None:
         """Logs the calls and results of ``events[:end]`` not logged yet, in order."""
@@ -586,6 +593,32 @@ class _Run:
                 last_index = event.index
         self.last_index = last_index
         self.logged = max(self.logged, end)
+
+    def failed(self) -> list[tuple[_Result, str]]:
+        """The results so far of calls that may change files that failed (``_file_failure``),
+        with why."""
+        found, results = self.failures, self.results
+        for k in range(self.failed_seen, len(results)):
+            why = _file_failure(results[k].event)
+            if why is None:
+                continue
+            call = results[k].call
+            if call.paths is None:
+                call.paths = _changed_paths(call)
+            if call.paths:  # not a read: whether a read failed says nothing of a change
+                found.append((results[k], why))
+        self.failed_seen = len(results)
+        return found
+
+    def writers(self) -> list[_Call]:
+        """The shell calls so far that may write files without naming them (``_may_write``)."""
+        found, calls = self.may_write, self.calls
+        for k in range(self.write_seen, len(calls)):
+            command = _shell(calls[k])
+            if command and _may_write(command):
+                found.append(calls[k])
+        self.write_seen = len(calls)
+        return found
 
     def restart(self) -> None:
         """Result indexes went back: the rules' evidence is replayed from the start."""
@@ -848,10 +881,8 @@ def action_claims(session: Session, params: ActionClaimsParams) -> list[Signal]:
             continue
         text = event.text
         found_in = _candidates(text, tables)
-        named = _named_claims(text) if may_claim(text) else []
-        if (
-            found_in or named
-        ):  # the calls and results so far are only logged when a claim needs them
+        named = _named_claims(text) if _may_name(text) and may_claim(text) else []
+        if found_in or named:  # the calls and results so far are logged when a claim needs them
             run.log_until(events, at)
             found = _check_reply(event, run, found_in)
             signals += _check_named(event, run, named, found) if named else found
@@ -1149,6 +1180,17 @@ def _listed(text: str, intro: str) -> str:
 # --- commands the reply names in inline code ----------------------------------------------------
 
 
+_CHECK_MARKS_ALL = ("\u2705", "\u2713", "\u2714")
+
+
+def _may_name(text: str) -> bool:
+    """Whether a reply may claim a named command or file ran or changed: inline code, and one of
+    the words such a claim holds (``NAMED_WORDS``) or a check mark."""
+    if "`" not in text:
+        return False
+    return named_words_in(text) or any(mark in text for mark in _CHECK_MARKS_ALL)
+
+
 def _named_claims(text: str) -> list[tuple[str, list[CommandClaim | FileClaim]]]:
     """The sentences of a reply (as written) that claim a command it names in inline code ran,
     with those claims (whether a span names a program is settled when the claim is checked)."""
@@ -1327,50 +1369,56 @@ _WRITES_ANYWAY = re.compile(r"--fix\b|--write\b|\s-w\b|--update-snapshots|\s-u\b
 def _may_write(command: str) -> bool:
     """Whether a shell command may change files without naming them: anything but a command
     that only reads, or only runs tests, type checks and other checks (no `--fix`, no `>`)."""
-    if _READ_ONLY.fullmatch(command):
-        return False
-    if _WRITES_ANYWAY.search(command):
-        return True
-    return not all(_CHECKS_ONLY.search(" ".join(words)) for words in simple_commands(command))
+    known = _MAY_WRITE.get(command)
+    if known is None:
+        if len(_MAY_WRITE) > 20_000:
+            _MAY_WRITE.clear()
+        known = _MAY_WRITE[command] = not _READ_ONLY.fullmatch(command) and (
+            bool(_WRITES_ANYWAY.search(command))
+            or not all(_CHECKS_ONLY.search(" ".join(w)) for w in simple_commands(command))
+        )
+    return known
+
+
+_MAY_WRITE: dict[str, bool] = {}  # command -> `_may_write` (commands recur across sessions)
 
 
 def _file_verdict(run: _Run, claim: FileClaim) -> _Verdict:
-    """Whether a call so far touched each file a claim names, and how the last one went."""
-    writers = [e for e in run.calls if _shell(e) and _may_write(_shell(e))]
+    """Whether a call so far touched each file a claim names, and how those calls went: the
+    claim is contradicted when every one failed (an edit whose old text was not found), and
+    no shell step that may write files ran after the last."""
+    writers = run.writers()
     verdict = _NONE
     for written in claim.files:
         base = file_base(written)
         if not base:
             continue
-        naming = [entry for entry in run.calls if _touches(entry, base)]
-        if not naming:
-            if writers or run.compacted:
-                continue  # a shell step may have written it without naming it
-            why = (
-                f"Says it {claim.verb} `{written}`, but no call before this reply wrote, edited "
-                f"or removed `{base}`."
+        failed = [(r, why) for r, why in run.failed() if _touches(r.call, base)]
+        if failed:
+            last, why = failed[-1]
+            if any(w.event.index > last.event.index for w in writers) or len(failed) < sum(
+                1 for r in run.results if _touches(r.call, base)
+            ):
+                continue  # a later shell step may have done it, or another call did
+            command = _short(_shell(last.call)) or last.call.event.name or "the call"
+            return (
+                CONTRADICTED,
+                f"Says it {claim.verb} `{written}` after `{command}` failed ({why}) with no "
+                "later successful call.",
+                [last.event.index],
+                {
+                    "rule": f"{claim.verb} a file",
+                    "preceding_error": f"`{mask(command)}` failed ({mask(why)})",
+                },
             )
-            data = {"rule": f"{claim.verb} a file", "preceding_error": None}
-            verdict = verdict if verdict[0] else (UNBACKED, why, [], data)
-            continue
-        results = [r for r in run.results if any(r.call is entry for entry in naming)]
-        failures = [(r, f) for r in results if (f := _file_failure(r.event)) is not None]
-        if not results or len(failures) < len(results):
-            continue  # done, or not known yet
-        last, failed = failures[-1]
-        if any(w.event.index > last.event.index for w in writers):
-            continue  # a later shell step may have done it
-        command = _short(_shell(last.call)) or last.call.event.name or "the call"
-        return (
-            CONTRADICTED,
-            f"Says it {claim.verb} `{written}` after `{command}` failed ({failed}) with no "
-            "later successful call.",
-            [last.event.index],
-            {
-                "rule": f"{claim.verb} a file",
-                "preceding_error": f"`{mask(command)}` failed ({mask(failed)})",
-            },
+        if writers or run.compacted or any(_touches(c, base) for c in reversed(run.calls)):
+            continue  # a call named it, a shell step may have written it, or it is out of view
+        why = (
+            f"Says it {claim.verb} `{written}`, but no call before this reply wrote, edited "
+            f"or removed `{base}`."
         )
+        data = {"rule": f"{claim.verb} a file", "preceding_error": None}
+        verdict = verdict if verdict[0] else (UNBACKED, why, [], data)
     return verdict
 
 
@@ -1382,15 +1430,26 @@ def _touches(entry: _Call, base: str) -> bool:
     """Whether a call may change the file whose last part is ``base``: a shell command that
     names it and does not only read, or a call (not a read) whose path, or else any input,
     names it."""
+    paths = entry.paths
+    if paths is None:
+        paths = entry.paths = _changed_paths(entry)
+    for text in paths:  # noqa: SIM110 (a loop: no generator for every call looked at)
+        if base in text:
+            return True
+    return False
+
+
+def _changed_paths(entry: _Call) -> list[str]:
+    """The texts of a call that name the files it may change."""
     command = _shell(entry)
     if command:
-        return base in command and not _READ_ONLY.fullmatch(command)
+        return [] if _READ_ONLY.fullmatch(command) else [command]
     if _READS.match(entry.event.name or ""):
-        return False
+        return []
     value = entry.event.input
     if isinstance(value, dict) and any(key in value for key in _PATH_KEYS):
         value = [value.get(key) for key in _PATH_KEYS]
-    return any(base in text for text in input_strings(value))
+    return input_strings(value)
 
 
 def _file_failure(result: Event) -> str | None:

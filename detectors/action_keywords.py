@@ -337,6 +337,17 @@ BACKGROUND_KEYS: Keywords = (("background",),)
 
 # The keywords of the default claims: ASCII letters, none inside "code" or "quote".
 CLAIM_WORDS: tuple[str, ...] = words_of([STATE_KEYS, *(KEYS[r.claim] for r in DEFAULT_RULES)])
+# Every claim about a command or file named in inline code (``named_claims``) holds one of these
+# (or a check mark): its status ("clean", "passes", "0 errors"), "ran" or a file verb.
+NAMED_WORDS: tuple[str, ...] = tuple(
+    sorted(
+        _words(
+            "clean green pass succe ok fine happy issue error warning fail problem finding "
+            "diagnostic offen complaint lint ran run execut updat edit modif chang creat add wrot "
+            "writ delet remov renam mov generat replac patch refactor"
+        )
+    )
+)
 ANY = "\0"  # in ``keywords_in``'s answer: the text cannot be folded, any keyword may be in it
 _KNOWN: set[str] = set()  # tokens looked at so far
 _HIT_TOKENS: set[str] = set()  # those holding a keyword (or that cannot be folded)
@@ -378,3 +389,27 @@ def _learn(tokens: list[str]) -> None:
         if found:
             _HIT_TOKENS.add(token)
             _HITS[token] = found
+
+
+_NAMED_KNOWN: set[str] = set()  # tokens looked at by ``named_words_in`` so far
+_NAMED_HITS: set[str] = set()  # those holding a word of ``NAMED_WORDS`` (or not folded)
+
+
+def named_words_in(text: str) -> bool:
+    """Whether ``text`` holds a word of ``NAMED_WORDS`` (folded, `*` and `_` dropped), found
+    token by token as ``keywords_in`` finds its keywords."""
+    tokens = text.split()
+    if not _NAMED_KNOWN.issuperset(tokens):
+        if len(_NAMED_KNOWN) > 200_000:  # bounded, as ``keywords_in``'s tables are
+            _NAMED_KNOWN.clear()
+            _NAMED_HITS.clear()
+        for token in tokens:
+            if token in _NAMED_KNOWN:
+                continue
+            _NAMED_KNOWN.add(token)
+            low = folded(token)
+            if low is None or any(
+                word in low.replace("*", "").replace("_", "") for word in NAMED_WORDS
+            ):
+                _NAMED_HITS.add(token)
+    return not _NAMED_HITS.isdisjoint(tokens)

@@ -260,29 +260,51 @@ _VERB_BEFORE = tuple(
 def may_claim(text: str) -> bool:
     """Whether ``text`` (a reply, its code blocks and all) may hold a claim ``claims_in`` finds:
     most replies with inline code claim no command ran, and are left here at little cost (a
-    look at each backtick; the claim patterns only where one may start)."""
+    look at each span's neighbours; the claim patterns only where one may be)."""
     find = text.find
     at = find("`")
     while at >= 0:
-        after = text[at + 1 : at + 24].lstrip(" \t\n\u00a0)").lower()
-        if after.startswith(_NEXT) and _ANY_TAIL.match(text, at + 1):
-            return True
         close = find("`", at + 1)
-        if text.endswith(_VERB_BEFORE, 0, at) and _ANY_RAN.search(text, max(0, at - 80), close + 1):
-            return True
+        if close < 0:
+            return False
         span = text[at + 1 : close]
+        if "\n" in span:  # no span: the next backtick may open one
+            at = close
+            continue
+        # After it, a status ("`go vet` is clean"); before it, "ran" or a file claim's verb.
+        after = text[close + 1 : close + 24].lstrip(" \t\n\u00a0)").lower()
+        if after.startswith(_NEXT) and _ANY_TAIL.match(text, close + 1):
+            return True
+        before = text[max(0, at - 80) : at]
+        if before.endswith(_VERB_BEFORE) and _ANY_RAN.search(text, max(0, at - 80), close + 1):
+            return True
         if (
             ("/" in span or "." in span or span in _FILE_NAMES)
-            and "\n" not in span
-            and _FILE_VERB_NEAR.search(text, max(0, at - 80), at)
+            and _file_word_before(before)
+            and _FILE_VERB_NEAR.search(before)
         ):
             return True
-        at = close
+        at = find("`", close + 1)
     return False
 
 
-# A file claim's verb, before the file it names (see ``_FILE_CLAIM``).
+# A file claim's verb, before the file it names (see ``_FILE_CLAIM``); the word right before
+# the file is its verb (all but "wrote" and "written" end in "ed") or one of these.
 _FILE_VERB_NEAR = re.compile(_FILE_VERBS)
+_BEFORE_FILE = _words(
+    "wrote rewrote written re-written in to into inside within from under the a an new file "
+    "files script scripts config and & , plus also"
+)
+
+
+def _file_word_before(before: str) -> bool:
+    """Whether the word before a file may end a file claim's words before it: its verb, a
+    preposition ("a retry in `x.py`"), an article or "file"."""
+    words = before[-24:].split()
+    if not words:
+        return False
+    word = words[-1].lower()
+    return word.endswith("ed") or word in _BEFORE_FILE
 
 
 _SUCCESS_AFTER = re.compile(rf"\b{_SUCCESS}|(?<!\w)(?:\u2705|\u2713|\u2714)", re.I)

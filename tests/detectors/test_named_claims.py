@@ -269,7 +269,7 @@ def _strings(value: object) -> list[str]:
 def test_the_quick_test_lets_every_claim_of_the_labelled_cases_through() -> None:
     from labelled_cases import load_cases
 
-    from detectors.action_claims import _split
+    from detectors.action_claims import _may_name, _split
 
     seen = 0
     for case in load_cases():
@@ -280,6 +280,7 @@ def test_the_quick_test_lets_every_claim_of_the_labelled_cases_through() -> None
                 if claims_in(sentence):
                     seen += 1
                     assert may_claim(text) and may_claim(sentence), sentence
+                    assert _may_name(text), sentence
     assert seen >= 20
 
 
