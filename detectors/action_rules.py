@@ -668,7 +668,11 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"(?:the\s+|your\s+|my\s+|this\s+)?(?:[\w.-]+\s+)?"
             r"(?:config(?:uration)?|settings|file|\.env|Makefile|Justfile|Dockerfile|README)\b"
         ),
-        tools=[r"^(?:Edit|MultiEdit|Write|NotebookEdit|apply_patch)$|edit|write|patch|str_replace"],
+        tools=[
+            r"^(?:Edit|MultiEdit|Write|NotebookEdit|apply_patch)$|edit|write|patch|str_replace"
+            # An agent's own config tool (`update_service_config`, `setFeatureSettings`).
+            r"|(?:update|set|change|modify|put)_?\w*?(?:config|setting)"
+        ],
         # Any shell command could have edited a file, but for one that only reads.
         commands=rf"\A(?!{READ_ONLY_COMMAND}\Z)",
     ),

@@ -384,7 +384,9 @@ _ERROR_HEAD = re.compile(
 # code or GraphQL `errors`, or a Windows error line (PowerShell echoes the command first).
 _ERROR_INSIDE = re.compile(
     r'"(?:exit_code|exitCode|returncode|return_code|exit_status)"\s*:\s*[1-9]'
-    r'|"(?:status|statusCode|status_code)"\s*:\s*"?404\b'  # a REST body's own 404 (Airflow)
+    # A REST body's own 404 (Airflow), a number: "404" in quotes is a value the body reports (a
+    # metric's label), not the answer's status.
+    r'|"(?:status|statusCode|status_code)"\s*:\s*404\b'
     r'|^\{"data"\s*:[\s\S]{0,400}?"errors"\s*:\s*\[\s*\{'
     r"|^(?:[\w-]+ : )?Cannot find path '|^The system cannot find the (?:path|file) specified",
     re.MULTILINE,
