@@ -349,67 +349,64 @@ NAMED_WORDS: tuple[str, ...] = tuple(
     )
 )
 ANY = "\0"  # in ``keywords_in``'s answer: the text cannot be folded, any keyword may be in it
-_KNOWN: set[str] = set()  # tokens looked at so far
-_HIT_TOKENS: set[str] = set()  # those holding a keyword (or that cannot be folded)
-_HITS: dict[str, frozenset[str]] = {}  # token -> its keywords
 _NONE: frozenset[str] = frozenset()
+
+
+class _TokenWords:
+    """Which whitespace-separated tokens hold one of ``words`` (folded, `*` and `_` dropped; a
+    word holds no space, so any place it turns up in a text lies within one token). Tokens
+    repeat from text to text, so each is only looked at once."""
+
+    def __init__(self, words: tuple[str, ...]) -> None:
+        self.words = words
+        self.known: set[str] = set()  # tokens looked at so far
+        self.hit_tokens: set[str] = set()  # those holding a word (or that cannot be folded)
+        self.hits: dict[str, frozenset[str]] = {}  # token -> its words
+
+    def learn(self, tokens: list[str]) -> None:
+        known, words = self.known, self.words
+        if len(known) > 200_000:  # bounded: a night's vocabulary stays well under this
+            known.clear()
+            self.hit_tokens.clear()
+            self.hits.clear()
+        for token in tokens:
+            if token in known:
+                continue
+            known.add(token)
+            low = folded(token)
+            if low is None:
+                found = frozenset((ANY,))
+            else:
+                if "*" in low or "_" in low:
+                    low = low.replace("*", "").replace("_", "")
+                found = frozenset([word for word in words if word in low])
+            if found:
+                self.hit_tokens.add(token)
+                self.hits[token] = found
+
+
+_CLAIMS = _TokenWords(CLAIM_WORDS)
+_NAMED = _TokenWords(NAMED_WORDS)
 
 
 def keywords_in(text: str) -> frozenset[str]:
     """The keywords of ``CLAIM_WORDS`` found in ``text`` folded with `*` and `_` dropped, found
-    token by token (a keyword holds no space, so any place it turns up in the text lies within
-    one whitespace-separated token). Tokens repeat, so each is only looked at once."""
-    tokens = text.split()
-    if not _KNOWN.issuperset(tokens):
-        _learn(tokens)
-    hits = _HIT_TOKENS.intersection(tokens)
+    token by token (see ``_TokenWords``)."""
+    tokens, index = text.split(), _CLAIMS
+    if not index.known.issuperset(tokens):
+        index.learn(tokens)
+    hits = index.hit_tokens.intersection(tokens)
     if not hits:
         return _NONE
     if len(hits) == 1:
-        return _HITS[hits.pop()]
-    return _NONE.union(*[_HITS[token] for token in hits])
-
-
-def _learn(tokens: list[str]) -> None:
-    if len(_KNOWN) > 200_000:  # bounded: a night's vocabulary stays well under this
-        _KNOWN.clear()
-        _HIT_TOKENS.clear()
-        _HITS.clear()
-    for token in tokens:
-        if token in _KNOWN:
-            continue
-        _KNOWN.add(token)
-        low = folded(token)
-        if low is None:
-            found = frozenset((ANY,))
-        else:
-            if "*" in low or "_" in low:
-                low = low.replace("*", "").replace("_", "")
-            found = frozenset([word for word in CLAIM_WORDS if word in low])
-        if found:
-            _HIT_TOKENS.add(token)
-            _HITS[token] = found
-
-
-_NAMED_KNOWN: set[str] = set()  # tokens looked at by ``named_words_in`` so far
-_NAMED_HITS: set[str] = set()  # those holding a word of ``NAMED_WORDS`` (or not folded)
+        return index.hits[hits.pop()]
+    return _NONE.union(*[index.hits[token] for token in hits])
 
 
 def named_words_in(text: str) -> bool:
-    """Whether ``text`` holds a word of ``NAMED_WORDS`` (folded, `*` and `_` dropped), found
-    token by token as ``keywords_in`` finds its keywords."""
-    tokens = text.split()
-    if not _NAMED_KNOWN.issuperset(tokens):
-        if len(_NAMED_KNOWN) > 200_000:  # bounded, as ``keywords_in``'s tables are
-            _NAMED_KNOWN.clear()
-            _NAMED_HITS.clear()
-        for token in tokens:
-            if token in _NAMED_KNOWN:
-                continue
-            _NAMED_KNOWN.add(token)
-            low = folded(token)
-            if low is None or any(
-                word in low.replace("*", "").replace("_", "") for word in NAMED_WORDS
-            ):
-                _NAMED_HITS.add(token)
-    return not _NAMED_HITS.isdisjoint(tokens)
+    """Whether ``text`` holds a word of ``NAMED_WORDS`` (found as ``keywords_in`` finds its
+    keywords)."""
+    tokens, index = text.split(), _NAMED
+    if not index.known.issuperset(tokens):
+        index.learn(tokens)
+    return not index.hit_tokens.isdisjoint(tokens)

@@ -112,3 +112,11 @@ def serving(server: S) -> Iterator[S]:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
+def bash_step(call_id: str, command: str, output: str, is_error: bool = False) -> list[Event]:
+    """A shell tool call and its result, as a coding agent's session holds them."""
+    return [
+        Event(EventKind.TOOL_CALL, call_id=call_id, name="Bash", input={"command": command}),
+        Event(EventKind.TOOL_RESULT, call_id=call_id, output=output, is_error=is_error),
+    ]

@@ -20,7 +20,7 @@ from detectors.action_rules import (
 from detectors.runner import DetectorSuite
 from sessions.models import Event, EventKind, Session
 from sessions.reader import SessionReader
-from tests.tests_support import shared_path
+from tests.tests_support import bash_step, shared_path
 
 CASES = load_cases("action_claims.jsonl")
 UNBACKED, CONTRADICTED = "unbacked_action_claim", "contradicted_action_claim"
@@ -42,11 +42,7 @@ def _session(events: list[Event], tools: frozenset[str] | None = None) -> Sessio
     return session
 
 
-def _bash(call_id: str, command: str, output: str, is_error: bool = False) -> list[Event]:
-    return [
-        Event(EventKind.TOOL_CALL, call_id=call_id, name="Bash", input={"command": command}),
-        Event(EventKind.TOOL_RESULT, call_id=call_id, output=output, is_error=is_error),
-    ]
+_bash = bash_step
 
 
 def test_contradicted_signal_fields() -> None:

@@ -16,6 +16,7 @@ from detectors.named_claims import (
     runs,
 )
 from sessions.models import Event, EventKind, Session
+from tests.tests_support import bash_step
 
 UNBACKED, CONTRADICTED = "unbacked_action_claim", "contradicted_action_claim"
 
@@ -26,11 +27,7 @@ def _session(events: list[Event]) -> Session:
     return session
 
 
-def _bash(call_id: str, command: str, output: str, is_error: bool = False) -> list[Event]:
-    return [
-        Event(EventKind.TOOL_CALL, call_id=call_id, name="Bash", input={"command": command}),
-        Event(EventKind.TOOL_RESULT, call_id=call_id, output=output, is_error=is_error),
-    ]
+_bash = bash_step
 
 
 def _signals(*events: Event | list[Event]) -> list[tuple[str, str]]:
