@@ -237,7 +237,7 @@ FORMAT_COMMANDS = (
 )
 _CHECK_FAILURE = (
     r"Exit code [1-9]|\b[1-9]\d*\s+(?:errors?|problems?)\b|^Found [1-9]|(?-i:\bFailed\b)"
-    r"|would reformat|(?-i:\bFAILED\b)|\berror(?:\[\w+\])?:(?!\s*0\b)"
+    r"|would reformat|(?-i:\bFAILED\b)|\berror(?:\[\w+\])?:(?![:\w])(?!\s*0\b)"
 )
 
 
@@ -345,8 +345,9 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         # A test run builds what it tests (`gradle test`, `cargo test`): it backs the claim too.
         commands=BUILD_COMMANDS + "|" + TEST_COMMANDS,
         failure=(
-            TEST_FAILURE + r"|FAILURE:|(?-i:\bERROR\b)(?!:?\s*0\b)|\berror(?:\[\w+\])?:(?!\s*0\b)"
-            r"|Compilation failed"
+            # Not a zero count, nor a path in a warning (`crate::error::ParseError`).
+            TEST_FAILURE + r"|FAILURE:|(?-i:\bERROR\b)(?!:?\s*0\b)"
+            r"|\berror(?:\[\w+\])?:(?![:\w])(?!\s*0\b)|Compilation failed"
             r"|\bAborted\b"  # mkdocs --strict: "Aborted with 2 warnings in strict mode!"
         ),
         ci_runs_it=True,
@@ -413,7 +414,9 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         tools=[_ACTS + r".*(?:deploy|rollout|release)"],
         commands=(
             # Global flags may come first (`kubectl --context prod-eu1 apply`).
-            r"\bdeploy\b|\bkubectl\s+(?:-\S+\s+(?:[^-\s]\S*\s+)?)*(?:apply|rollout|set\s+image)"
+            # Not `kubectl get deploy x` (a read).
+            r"(?<!\bget\s)(?<!\bdescribe\s)\bdeploy\b"
+            r"|\bkubectl\s+(?:-\S+\s+(?:[^-\s]\S*\s+)?)*(?:apply|rollout|set\s+image)"
             r"|\bhelm\s+(?:-\S+\s+(?:[^-\s]\S*\s+)?)*(?:upgrade|install)"
             r"|\bterraform\s+apply|\bpulumi\s+up|\bvercel\b|\bwrangler\s+(?:deploy|publish)"
             r"|\bdocker\s+push|\bgit\s+push\s+heroku"
@@ -457,7 +460,9 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         name="applied the migration",
         claim=(
             r"\b(?:applied|ran)\s+(?:the\s+|all\s+|both\s+|pending\s+|new\s+|[\w-]+\s+){0,2}"
-            r"migrations?\b|\bmigrations?\s+(?:has\s+been\s+|have\s+been\s+|was\s+|were\s+|are\s+|is\s+)"
+            # "Migration `4c1d9e2b7a10` is applied": its revision may come between.
+            r"migrations?\b|\bmigrations?\s+(?:(?:CODE|[\w.-]*\d[\w.-]*)\s+)?"
+            r"(?:has\s+been\s+|have\s+been\s+|was\s+|were\s+|are\s+|is\s+)"
             r"(?:now\s+|all\s+|successfully\s+)*(?:applied|run)\b"
         ),
         tools=[_ACTS + r".*migrat"],
@@ -689,7 +694,7 @@ STATE_VERBS: dict[str, str] = {
     r"(?:issued|processed|initiated|completed|sent)|issued\s+(?:a\s+|the\s+|your\s+)?"
     r"(?:full\s+|partial\s+)?refund",
     "update": r"updated|changed|modified|edited",
-    "book": r"booked|reserved|booking\s+(?:is\s+|has\s+been\s+)?confirmed",
+    "book": r"(?:re)?booked|reserved|booking\s+(?:is\s+|has\s+been\s+)?confirmed",
     "add": r"added",
     "remove": r"removed|deleted",
     "send": r"sent|emailed|replied|responded",

@@ -1018,3 +1018,47 @@ def test_domain_verbs_without_a_tool_of_the_same_word(
     events.append(Event(EventKind.ASSISTANT, text=reply))
     found = action_claims(_session(events, frozenset(tools)), ActionClaimsParams())
     assert [s.kind for s in found] == ([kind] if kind else [])
+
+
+@pytest.mark.parametrize(
+    ("steps", "reply", "kind"),
+    [
+        # A warning that names a Rust path holding `error::` is no error.
+        (
+            _bash(
+                "c1",
+                "cargo build --release",
+                "warning: unused import: `crate::error::ParseError`\n    Finished `release`",
+            ),
+            "The release build succeeds.",
+            None,
+        ),
+        # A migration's revision between the noun and its verb.
+        (
+            _bash("c1", "alembic upgrade head", "Exit code 1\nConnection refused", True),
+            "Migration `4c1d9e2b7a10` is applied to the dev database.",
+            CONTRADICTED,
+        ),
+        # `kubectl get deploy` reads a deployment: it backs no "deployed".
+        (
+            _bash("c1", "kubectl -n web get deploy api -o name", "deployment.apps/api"),
+            "The new version is now deployed to staging.",
+            UNBACKED,
+        ),
+    ],
+)
+def test_round_17_forms(steps: list[Event], reply: str, kind: str | None) -> None:
+    events = [Event(EventKind.USER, text="go"), *steps, Event(EventKind.ASSISTANT, text=reply)]
+    found = action_claims(_session(events), ActionClaimsParams())
+    assert [s.kind for s in found] == ([kind] if kind else [])
+
+
+def test_rebooked_is_a_booking_claim() -> None:
+    tools = frozenset({"get_reservation_details", "search_flights", "update_reservation_flights"})
+    events = [
+        Event(EventKind.USER, text="move me to a later flight"),
+        *_tool("c1", "search_flights", {"origin": "SFO"}, '{"flights": []}'),
+        Event(EventKind.ASSISTANT, text="I've rebooked you on flight UA1127 at 16:40."),
+    ]
+    [signal] = action_claims(_session(events, tools), ActionClaimsParams())
+    assert signal.kind == UNBACKED
