@@ -595,11 +595,11 @@ class _Run:
         self.logged = max(self.logged, end)
 
     def failed(self) -> list[tuple[_Result, str]]:
-        """The results so far of calls that may change files that failed (``_file_failure``),
+        """The results so far of calls that may change files that failed (``_result_failure``),
         with why."""
         found, results = self.failures, self.results
         for k in range(self.failed_seen, len(results)):
-            why = _file_failure(results[k].event)
+            why = _result_failure(results[k].event)
             if why is None:
                 continue
             call = results[k].call
@@ -1320,17 +1320,7 @@ def _command_failure(run: _Run, entry: _Result, written: str) -> str | None:
                 why[i] = _failure_reason(rule, run.keys[i], result, entry.low)
             if why[i] is not None:
                 return why[i]
-    if decided:
-        return None
-    output = result.output or ""
-    if result.is_error:
-        code = _EXIT_CODE.search(output)
-        return code.group(0).lower() if code else "an error"
-    return failure_body(output)
-
-
-# Input keys of a call that reads, writes or searches files: its output is the files' text.
-_FILE_KEYS = ("file_path", "path", "filePath", "pattern", "paths")
+    return None if decided else _result_failure(result)
 
 
 def _mentioned(run: _Run, word: str) -> bool:
@@ -1342,9 +1332,9 @@ def _mentioned(run: _Run, word: str) -> bool:
         if pattern.search(entry.event.name or "") or pattern.search(_shell(entry)):
             return True
     for result in run.results:
-        call = result.call.event
-        reads = isinstance(call.input, dict) and any(k in call.input for k in _FILE_KEYS)
-        if (_shell(result.call) or not reads) and pattern.search(result.event.output or ""):
+        if not _READS.match(result.call.event.name or "") and pattern.search(
+            result.event.output or ""
+        ):
             return True
     return False
 
@@ -1452,7 +1442,8 @@ def _changed_paths(entry: _Call) -> list[str]:
     return input_strings(value)
 
 
-def _file_failure(result: Event) -> str | None:
+def _result_failure(result: Event) -> str | None:
+    """Why a result failed, from its error flag (and exit code) or a JSON error body, or None."""
     output = result.output or ""
     if result.is_error:
         code = _EXIT_CODE.search(output)
