@@ -143,7 +143,9 @@ _UNQUALIFIED_TESTS = re.compile(
     r"|^(?:everything\s+(?:is\s+)?)?all\s+green\b",  # "all green": the whole suite
     re.I,
 )
-_YOUR_OBJECT = re.compile(r"\byour\b", re.I)  # "your bag is added" is a claim, "you" is not
+# "your bag is added" is a claim, "you" is not; nor is the subject of a claim that starts at
+# "re" ("you're now on the Pro plan").
+_YOUR_OBJECT = re.compile(r"\byour\b|\byou['\u2019]$", re.I)
 
 
 def reply_text(text: str) -> str:

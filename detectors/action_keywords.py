@@ -320,7 +320,7 @@ STATE_KEYS: Keywords = (
         "waived voided adjusted extended notified filed registered enrolled redeemed dispatched "
         "released forwarded invited replaced paused resumed exported imported rerouted redirected "
         "posted scaled rotated purged uploaded replied responded shared logged requested disputed "
-        "ordered swapped switched isolated quarantined way hold"
+        "ordered swapped switched isolated quarantined way hold plan tier"
     ),
 )
 # Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in

@@ -927,6 +927,10 @@ _SUBJECT = (
     r"(?:successfully\s+|now\s+|just\s+|also\s+|already\s+|went\s+ahead\s+and\s+)*"
 )
 _NOUNS = "|".join(ACTION_NOUNS)
+# A plan or tier named after "now on": checked against the tools whose objects the sentence names
+# (`change_plan`, `update_line_plan`), whatever their verb.
+_ON_PLAN = r"on\s+(?:the\s+|a\s+|your\s+)?(?:[\w+.-]+\s+){0,3}?(?:plan|tier)\b"
+PLAN_CHANGE = "plan change"
 STATE_CLAIM = re.compile(
     rf"{_SUBJECT}(?P<v1>{_PARTICIPLES})\b"
     # "I've added your note and closed the ticket": a second participle joined to the first.
@@ -937,6 +941,9 @@ STATE_CLAIM = re.compile(
     rf"(?P<v2>{_PARTICIPLES})\b"
     r"|\b(?:is|are)\s+(?:now\s+|successfully\s+|also\s+)*"
     rf"(?P<v3>{_PARTICIPLES})\b{_DESCRIPTIVE_AFTER}"
+    # "Your line is now on the Saver plan", "you're now on Business": a plan change with no
+    # verb of its own ("now" says it was just made; "is on the Pro plan" may be old news).
+    rf"|\b(?:is|are|(?<=you['\u2019])re)\s+now\s+(?P<v11>{_ON_PLAN})"
     rf"|\b(?P<v4>{_PARTICIPLES})\s+successfully\b"
     rf"|\b(?:was|were)\s+successfully\s+(?P<v9>{_PARTICIPLES})\b"
     # "Successfully reset your password", "Posted the update to #inc": the subject left out.
@@ -962,10 +969,12 @@ DESCRIBED_STATE = re.compile(
 
 
 # Where a ``STATE_CLAIM`` match can start, but for the branches anchored at the start or holding
-# "successfully": the first letter of the word I, we, has, have, is or are. Starting with a
-# character class, it lets the regex engine skip to those letters (the pattern itself would be
-# tried at every position).
-_STATE_AT = re.compile(r"[ahiw](?<!\w[ahiw])(?:(?<=i)s?|(?<=w)e|(?<=h)a(?:s|ve)|(?<=a)re)\b", _I)
+# "successfully": the first letter of the word I, we, has, have, is or are, or the "re" of
+# "you're". Starting with a character class, it lets the regex engine skip to those letters (the
+# pattern itself would be tried at every position).
+_STATE_AT = re.compile(
+    r"[ahiwr](?<!\w[ahiwr])(?:(?<=i)s?|(?<=w)e|(?<=h)a(?:s|ve)|(?<=a)re|(?<=r)e)\b", _I
+)
 
 
 def state_claims(sentence: str, low: str | None) -> list[re.Match[str]]:
@@ -982,6 +991,8 @@ def matched_verb(match: re.Match[str]) -> str | None:
     """The verb group of a ``STATE_CLAIM`` match (`has been cancelled` -> `cancel`)."""
     if match.group("v7"):
         return ACTION_NOUNS.get(match.group("v7").lower())
+    if match.group("v11"):
+        return PLAN_CHANGE
     said = next(g for g in match.group("v1", "v2", "v3", "v4", "v5", "v9", "v10") if g)
     return claim_verb(said)
 

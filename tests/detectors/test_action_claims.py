@@ -1007,6 +1007,38 @@ def test_a_sentence_that_opens_with_inline_code_is_reported_whole() -> None:
             [("get_order", {"order_id": "NW-1"}, '{"status": "on_hold"}')],
             None,
         ),
+        # "now on the X plan" names no verb: a plan change, checked against the plan's tools.
+        (
+            "You're now on the Business plan, billed monthly.",
+            ["get_account", "upgrade_plan", "update_address"],
+            [("upgrade_plan", {"plan": "business"}, '{"error": "card_declined"}')],
+            CONTRADICTED,
+        ),
+        (
+            "Your line is now on the Saver 15GB plan.",
+            ["get_line", "change_line_plan"],
+            [("get_line", {"line": "555-0101"}, '{"plan": "Unlimited"}')],
+            UNBACKED,
+        ),
+        (
+            "Done. You're now on the Business plan.",
+            ["get_account", "change_plan"],
+            [("change_plan", {"plan": "business"}, '{"ok": true, "plan": "business"}')],
+            None,
+        ),
+        # Without "now" it may be old news; a plan with no tool of its own is not checked.
+        (
+            "You're on the Team plan, which includes 12 seats.",
+            ["get_account", "change_plan"],
+            [("get_account", {"id": "a1"}, '{"plan": "team"}')],
+            None,
+        ),
+        (
+            "Your account is now on the Pro plan.",
+            ["get_account", "send_email"],
+            [("get_account", {"id": "a1"}, '{"plan": "pro"}')],
+            None,
+        ),
     ],
 )
 def test_domain_verbs_without_a_tool_of_the_same_word(
