@@ -46,6 +46,7 @@ from detectors.action_rules import (
     DESCRIBED_STATE,
     NAMED_TEST,
     READ_ONLY_COMMAND,
+    RUNNER_SUBJECT,
     TEST_COMMANDS,
     TYPE_COMMANDS,
     CompiledRule,
@@ -105,10 +106,12 @@ _PAREN = re.compile(r"\([^()\n]{0,300}\)")
 # Every split starts at a white space, a capital or `*`: the lookahead in front only lets the
 # regex engine pass other characters by quickly (the same splits as without it, ~30% sooner).
 # A sentence ends at `.`, `!` or `?` and a blank or a capital, or at a line break; not after a
-# title or a Latin abbreviation ("with Dr. Okafor", "e.g. the flaky test").
+# title or a Latin abbreviation ("with Dr. Okafor", "e.g. the flaky test"), nor after a package
+# pattern ("`go test ./...` passes").
 _SENTENCE = re.compile(
     r"(?=[\s.!?A-Z*])(?:(?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)"
-    r"(?<!\bProf\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bNo\.)\s+|\n+|(?<=[.!?])(?=[A-Z*]))"
+    r"(?<!\bProf\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bNo\.)(?<!/\.\.\.)\s+|\n+"
+    r"|(?<=[.!?])(?=[A-Z*]))"
 )
 _CLAUSE_BREAK = re.compile(r"[;:,]|\s[\u2014\u2013-]\s|\bbut\b|\bhowever\b|\bwhile\b", re.I)
 _NOT_A_CLAIM = re.compile(
@@ -122,7 +125,9 @@ _NOT_A_CLAIM = re.compile(
     r"now\s+I|next|then\s+I|about\s+to|ready\s+to|how\s+to|"
     # Someone else did it ("because someone else pushed to the branch").
     r"someone|somebody|anyone|nobody|no\s+one|others|another\s+\w+|teammates?|colleagues?|"
-    r"the\s+user|upstream)\b|n't\b|n\u2019t\b",
+    r"the\s+user|upstream|"
+    # A reason, not news: "rejected the change because the opportunity is locked".
+    r"because|due\s+to)\b|n't\b|n\u2019t\b",
     re.I,
 )
 # Words right after a claim that undo it ("tests pass except two", "pushed? no").
@@ -140,6 +145,7 @@ _CONTRAST = re.compile(
 _UNQUALIFIED_TESTS = re.compile(
     r"^(?:(?:all|the|my|our)\s+)?(?:(?:whole|entire|full|complete)\s+)?(?:(?:\d+|the)\s+)?"
     r"(?:tests?|test\s+suites?)\b"
+    rf"|^(?:the\s+)?(?:whole\s+|entire\s+|full\s+)?{RUNNER_SUBJECT}\s"  # "the Vitest suite"
     r"|^(?:everything\s+(?:is\s+)?)?all\s+green\b",  # "all green": the whole suite
     re.I,
 )
@@ -445,16 +451,33 @@ _HTTP_STATUS_KEYS = ("statusCode", "status_code", "httpStatus", "http_status", "
 def failure_body(output: str) -> str | None:
     """What a JSON object result says of a failure that no error flag marks (chat formats have
     none, and a tool may return its error as data): `"ok": false`, `"success": false`, a failed
-    `status`, or an `error`/`errors` member with content and no `ok`/`success` of true."""
-    if lstrip_head(output, 1) != "{" or len(output) > 200_000:
+    `status`, or an `error`/`errors` member with content and no `ok`/`success` of true; an
+    array of such objects, every one failed (a batch API's per-record results); or an HTTP error
+    status line before the body (`HTTP 503 Service Unavailable`)."""
+    head = lstrip_head(output, 1)
+    if head == "H":
+        status = _HTTP_STATUS_LINE.match(output.lstrip())
+        return f"HTTP {status.group(1)}" if status else None
+    if head not in ("{", "[") or len(output) > 200_000:
         return None
     text = output.lstrip()
     try:
         data = orjson.loads(text)
     except orjson.JSONDecodeError:
         return None
+    if isinstance(data, list):
+        failures = [_object_failure(d, text) if isinstance(d, dict) else None for d in data]
+        return failures[0] if failures and all(failures) else None
     if not isinstance(data, dict):
         return None
+    return _object_failure(data, text)
+
+
+_HTTP_STATUS_LINE = re.compile(r"HTTP(?:/\d(?:\.\d)?)?\s+([45]\d\d)\b")
+
+
+def _object_failure(data: dict[str, Any], text: str) -> str | None:
+    """``failure_body`` of one JSON object (``text``: the output it was read from)."""
     if data.get("ok") is False or data.get("success") is False:
         return "an error: " + " ".join(text.split())[:60]
     status = data.get("status")
@@ -492,15 +515,20 @@ def _derived(session: Session) -> list[ToolAction]:
     if registry is None or registry.allow_mcp:
         call = EventKind.TOOL_CALL
         names |= {e.name for e in session.events if e.kind is call and e.name}
-    key = frozenset(names)
+    key = frozenset(names - _HARNESS_TOOLS)
     if key not in _DERIVED:
         if len(_DERIVED) >= 256:
             _DERIVED.clear()
-        actions = [tool_action(n) for n in sorted(names)]
+        actions = [tool_action(n) for n in sorted(key)]
         _DERIVED[key] = [a for a in actions if a is not None]
     return _DERIVED[key]
 
 
+# A harness's own bookkeeping tools (Codex's plan, to-do lists, a scratchpad): they act on the
+# agent's notes, never on what a reply says was done ("I updated go.mod" is no `update_plan`).
+_HARNESS_TOOLS = frozenset(
+    {"update_plan", "TodoWrite", "todo_write", "write_todos", "think", "ExitPlanMode"}
+)
 # Tool names -> their actions: an agent's sessions share one tool set (`tool_action` is pure).
 _DERIVED: dict[frozenset[str], list[ToolAction]] = {}
 
@@ -567,6 +595,23 @@ class _Run:
         self.write_seen = 0
         self.failures: list[tuple[_Result, str]] = []  # see ``failed``
         self.failed_seen = 0
+        self.sent_seen = 0  # results[:sent_seen] hold no report of a message sent
+        self.sent = False
+
+    def reports_sent(self) -> bool:
+        """Whether a successful result so far reports a message sent (a booking's confirmation
+        email, a request's notifications): the call that made it sent one, by whatever name."""
+        if not self.sent:
+            results = self.results
+            for k in range(self.sent_seen, len(results)):
+                event = results[k].event
+                output = event.output or ""
+                if not event.is_error and '"' in output and _SENT_REPORT.search(output):
+                    if _MESSAGE_WORD.search(output) and failure_body(output) is None:
+                        self.sent = True
+                        break
+            self.sent_seen = len(results)
+        return self.sent
 
     def log_until(self, events: list[Event], end: int) -> None:
         """Logs the calls and results of ``events[:end]`` not logged yet, in order."""
@@ -674,17 +719,21 @@ class _Run:
         if backed:
             rec[1] |= bit
 
-    def _outcome(self, entry: _Result, i: int, ev: Evidence) -> None:
-        """Records in ``ev`` the outcome for rule ``i`` of a result whose call decides it."""
+    def _outcome(self, entry: _Result, i: int, ev: Evidence, done: bool = False) -> None:
+        """Records in ``ev`` the outcome for rule ``i`` of a result whose call decides it;
+        ``done``: an earlier one succeeded, so a failure saying nothing was left to do is none."""
         why = entry.why
         if why is None:
             why = entry.why = {}
         if i not in why:
             entry.background()  # folds the output
             why[i] = _failure_reason(self.rules[i], self.keys[i], entry.event, entry.low)
+        reason, already = why[i], self.rules[i].already_done
+        if reason is not None and done and already and already.search(entry.event.output or ""):
+            reason = None
         call = entry.call
         command = _short(call.command or "") or call.event.name or "the call"
-        _update(ev, entry.event.index, why[i], command)
+        _update(ev, entry.event.index, reason, command)
 
     def backed(self, i: int) -> bool:
         """Whether any call so far backs rule ``i``'s claim."""
@@ -736,11 +785,26 @@ class _Run:
             if not call.known & bit:
                 self._classify(call, i)
             if call.strong & bit and not entry.background():
+                done = ev.last_success >= 0 or self._succeeded_before(k, i)
                 ev.last_failure = ev.last_success = -1
-                self._outcome(entry, i, ev)
+                self._outcome(entry, i, ev, done)
                 break
         self.seen[i] = len(results)
         return ev
+
+    def _succeeded_before(self, k: int, i: int) -> bool:
+        """Whether a result before ``results[k]`` that decides rule ``i`` succeeded (looked for
+        only when the rule has a failure that says nothing was left to do)."""
+        rule, bit = self.rules[i], 1 << i
+        if rule.already_done is None:
+            return False
+        for entry in self.results[:k]:
+            if not entry.call.known & bit:
+                self._classify(entry.call, i)
+            if entry.call.strong & bit and not entry.background():
+                if _failure_reason(rule, self.keys[i], entry.event, entry.low) is None:
+                    return True
+        return False
 
     def _replay(self, i: int) -> Evidence:
         """Rule ``i``'s evidence, replaying every call and result logged since the last time."""
@@ -755,7 +819,7 @@ class _Run:
                     if not weak or self._weak_shown(i):
                         ev.calls.append(entry.event.index)
             elif entry.call.strong & bit and not entry.background():
-                self._outcome(entry, i, ev)
+                self._outcome(entry, i, ev, ev.last_success >= 0)
         self.seen[i] = len(log)
         return ev
 
@@ -971,6 +1035,26 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
     return out
 
 
+# A result's report of a message it sent: `"status": "sent"`, `"email_sent": true` (not an
+# order's `"status": "delivered"`).
+_SENT_REPORT = re.compile(
+    r'"(?:status|state|delivery_status)"\s*:\s*"sent"|"delivery_status"\s*:\s*"delivered"'
+    r'|"(?:\w*_)?(?:e-?mail|notification|message|sms)s?_?sent"\s*:\s*true',
+    re.I,
+)
+_MESSAGE_WORD = re.compile(r"e-?mail|notif|sms|message", re.I)
+_MESSAGE_RULES = re.compile(r"^(?:emailed|(?:send|notify) via )")
+
+
+def _sent_elsewhere(run: _Run, found: list[_Verdict]) -> bool:
+    """Whether the only unbacked claims of a sentence are of a message sent ("the confirmation
+    email has been sent") and a successful result reports one."""
+    return (
+        all(v[0] == UNBACKED and _MESSAGE_RULES.match(v[3].get("rule", "")) for v in found)
+        and run.reports_sent()
+    )
+
+
 def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Signal]:
     signals: list[Signal] = []
     for sentence, hits, states in found_in:
@@ -995,7 +1079,7 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
                     if not only_contradiction or verdict[0] == CONTRADICTED:
                         verdicts.append(verdict)
         found = [v for v in verdicts if v[0] not in ("", "skip")]
-        if not found:
+        if not found or _sent_elsewhere(run, found):
             continue
         # One signal per sentence: a contradiction outranks a missing call.
         kind, why, events, data = next((v for v in found if v[0] == CONTRADICTED), found[0])

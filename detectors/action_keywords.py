@@ -148,7 +148,12 @@ def _words(text: str) -> tuple[str, ...]:
 _BY_RULE: dict[str, dict[str, Keywords]] = {
     "tests pass": {
         # The noun (or "all green"), then the verb.
-        "claim": (_words("test spec suite green"), _words("pass green succeed")),
+        "claim": (
+            _words(
+                "test spec suite green tox nox jest mocha karma phpunit check playwright cypress"
+            ),
+            _words("pass green succeed clean"),
+        ),
         "commands": (
             # The runner (or the tool a `test` argument follows), then a runner or `test`.
             _words(
@@ -236,7 +241,7 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
             _words("deploy shipped rolled upgraded"),
             _words(
                 "deployed complete successful succeeded done live prod staging kicked triggered "
-                "release chart"
+                "release chart out"
             ),
         ),
         "commands": (_words("deploy kubectl helm terraform pulumi vercel wrangler docker heroku"),),
@@ -275,6 +280,8 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
     },
     "published": {"claim": (_words("published released uploaded release"),)},
     "rebased or cherry-picked": {"claim": (_words("rebased cherry"),)},
+    "installed a dependency": {"claim": (("installed",),)},
+    "tagged a release": {"claim": (_words("tagged tag"),)},
     "seeded the database": {"claim": (("seeded",),)},
     "emailed": {
         "claim": (("mail",), _words("mailed sent delivered")),
@@ -320,7 +327,7 @@ STATE_KEYS: Keywords = (
         "waived voided adjusted extended notified filed registered enrolled redeemed dispatched "
         "released forwarded invited replaced paused resumed exported imported rerouted redirected "
         "posted scaled rotated purged uploaded replied responded shared logged requested disputed "
-        "ordered swapped switched isolated quarantined way hold plan tier"
+        "ordered swapped switched isolated quarantined way hold plan tier texted messaged"
     ),
 )
 # Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in

@@ -47,6 +47,11 @@ class Rule(BaseModel):
         "lines); when set, weak commands only back the claim once one of their results in the "
         "session matches (a repository whose commits print only git's summary runs no hook).",
     )
+    already_done: str | None = Field(
+        None,
+        description="Regex over a failed result's output that says there was nothing left to do "
+        "(git's `nothing to commit`): after an earlier success of the rule it is no failure.",
+    )
     strict_subject: bool = Field(
         False,
         description="Only an unqualified claim can be contradicted ('all tests pass', not "
@@ -61,7 +66,9 @@ class Rule(BaseModel):
         "('tests passed in CI, and lint too') the claim is CI's, left to the CI rule.",
     )
 
-    @field_validator("claim", "commands", "failure", "weak_commands", "weak_evidence")
+    @field_validator(
+        "claim", "commands", "failure", "weak_commands", "weak_evidence", "already_done"
+    )
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
         if value is not None:
@@ -93,6 +100,7 @@ class CompiledRule:
     failure: re.Pattern[str] | None
     weak_commands: re.Pattern[str] | None
     weak_evidence: re.Pattern[str] | None = None
+    already_done: re.Pattern[str] | None = None
     tool_names: tuple[str, ...] = ()  # derived rules: the tools the claim maps to, for messages
 
     @classmethod
@@ -108,6 +116,7 @@ class CompiledRule:
             re.compile(rule.failure, _I | re.M) if rule.failure else None,
             opt(rule.weak_commands),
             re.compile(rule.weak_evidence, _I | re.M) if rule.weak_evidence else None,
+            opt(rule.already_done),
             tool_names,
         )
 
@@ -126,7 +135,8 @@ _READER = (
     r"(?:grep|egrep|fgrep|rg|ag|ack|cat|bat|less|more|head|tail|ls|ll|find|fd|tree|wc|stat|file|du|"
     r"df|pwd|which|type|whereis|echo|printf|diff|cmp|jq|sort|uniq|cut|tr|column|nl|xxd|od|"
     r"hexdump|strings|realpath|dirname|basename|env|printenv|date|git\s+(?:status|log|diff|show|"
-    r"branch|blame|grep|ls-files|rev-parse|remote\s+-v))"
+    r"branch(?![^;&|>\n]*\s-(?:[dDmMcC]\b|-delete\b|-move\b|-copy\b))|blame|grep|ls-files|rev-parse"
+    r"|remote\s+-v))"
 )
 _READ_STEP = rf"\s*{_READER}\b(?![^;&|>]*\s-(?:delete|exec)\b)[^;&|>]*"
 READ_ONLY_COMMAND = rf"(?:\s*cd\s+[^;&|>]*&&)?{_READ_STEP}(?:(?:\|\|?|&&|;){_READ_STEP})*"
@@ -170,6 +180,15 @@ HOOK_OUTPUT = (
     r"|\b(?:tests?|specs?|pass(?:ed)?|fail(?:ed)?)\b)"
 )
 _TESTS_NOUN = r"(?:tests?|specs?|test suites?|test cases|suite)"
+# A test runner named as the subject of a claim ("tox passes", "the Vitest suite is green",
+# "`bazel test //...` passes"): the runner, maybe what it runs on the whole project.
+RUNNER_SUBJECT = (
+    r"(?<![\w./-])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|karma|phpunit|rspec|minitest|ctest"
+    r"|(?:cargo\s+)?nextest|cargo\s+test|go\s+test|mix\s+test|(?:make|just)\s+(?:test|check)"
+    r"|bazel\s+test|dotnet\s+test|swift\s+test|(?:\./)?gradlew?\s+test|mvnw?\s+test"
+    r"|(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?test|deno\s+test|playwright|cypress|unittest)"
+    r"(?:\s+(?:run|suite|(?://|\./)\.\.\.))?"
+)
 # One test by its name: `TestBucketRefill` (Go), `InvoiceServiceTest` (JUnit), `test_refund`.
 NAMED_TEST = r"(?-i:Test[A-Z0-9_]\w*|[A-Z]\w*[a-z]Tests?|test_\w+)"
 # Other checks a test claim may name with the tests ("tests and lint both pass").
@@ -265,7 +284,7 @@ def _check_claim(nouns: str, short: str, runner: str) -> str:
     return (
         rf"\b{nouns}(?:\s+(?:checks?|run))?\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
         r"(?:pass(?:es|ed)?|(?:(?:is|are)\s+(?:now\s+|all\s+|still\s+)*)?(?:clean|passing|green)"
-        r"|(?:has|have)\s+(?:all\s+)?passed|reports?\s+no\s+(?:issues|errors|problems))\b"
+        r"|(?:has|have)\s+(?:all\s+)?passed|reports?\s+(?:no|0|zero)\s+(?:issues|errors|problems))\b"
         rf"|\b(?:0|zero|no)\s+{short}\s+(?:errors|issues|warnings|problems)\b"
         r"|\b(?:ran|(?:I've|I\s+have|we've)\s+(?:also\s+)?run)\s+(?:the\s+)?"
         rf"{runner}\b"
@@ -292,6 +311,9 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|(?:have|has)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b"
             r"(?!\s+(?:in|on)\s+(?:CI|the\s+(?:CI|pipeline))\b)"  # said of CI: "CI is green"
             r"|\ball\s+green\b"
+            rf"|{RUNNER_SUBJECT}\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
+            r"(?:pass(?:es|ed)?|(?:(?:is|are)\s+(?:now\s+|all\s+|still\s+)*)(?:passing|green|clean)"
+            r"|(?:has|have)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b"
             # "I ran the test suite and everything passes".
             r"|\bran\s+(?:the\s+)?(?:[\w-]+\s+)?(?:test\s+suite|tests|specs)\s+and\s+(?:everything"
             r"|all\s+(?:of\s+them|tests)|they|it)\s+(?:all\s+|still\s+)?pass(?:es|ed)?\b"
@@ -364,6 +386,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"nothing to commit|nothing added to commit|no changes added to commit"
             r"|Aborting commit|^fatal:|^error:"
         ),
+        # A commit made, then one more with nothing left: the work is committed.
+        already_done=r"nothing to commit, working tree clean",
     ),
     Rule(
         name="pushed",
@@ -379,6 +403,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"\[rejected\]|failed to push|^fatal:|^error:|Permission denied|Everything up-to-date"
             r"|^denied:|requested access to the resource is denied|unauthorized: |Exit code [1-9]"
         ),
+        already_done=r"Everything up-to-date",
     ),
     Rule(
         name="opened a pull request",
@@ -407,11 +432,18 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             # "Shipped to production", "is rolled out in prod".
             r"|\bshipped\s+(?:it\s+|\S+\s+)?to\s+(?:prod(?:uction)?|staging|live)\b"
             r"|\brolled\s+out\s+(?:to|in|on)\s+`?(?:prod(?:uction)?|staging)\b"
+            # "I also rolled it out with fly deploy".
+            rf"|{_WE}rolled\s+(?:(?:it|this|them)\s+|the\s+(?:[\w-]+\s+){{1,2}}?)?out\b"
             r"|\b(?:kicked\s+off|triggered)\s+(?:a\s+|the\s+)?(?:new\s+)?deploy(?:ment)?\b"
             # "I've upgraded the staging release": a helm release or chart.
             rf"|{_WE}upgraded\s+(?:the\s+)?(?:[\w-]+\s+){{0,2}}?(?:release|chart)\b"
         ),
-        tools=[_ACTS + r".*(?:deploy|rollout|release)"],
+        # Or a tool that starts a pipeline, which is how many teams deploy (`trigger_pipeline`
+        # on `payments-deploy-staging`): alerts lean to precision.
+        tools=[
+            _ACTS + r".*(?:deploy|rollout|release)",
+            r"(?:trigger|run|start|dispatch)_?(?:pipeline|workflow)|(?:pipeline|workflow)_?(?:run|trigger)",
+        ],
         commands=(
             # Global flags may come first (`kubectl --context prod-eu1 apply`).
             # Not `kubectl get deploy x` (a read).
@@ -624,6 +656,37 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         ),
     ),
     Rule(
+        name="installed a dependency",
+        # "I installed date-fns with pnpm", "Installed the missing types": not "is installed"
+        # (a state the agent may have read).
+        claim=rf"{_WE}(?:re)?installed\b|^\W*(?:re)?installed\s+(?:the\s+)?\S",
+        tools=[_ACTS + r".*(?:install|add_?(?:dependency|package))"],
+        commands=(
+            r"\b(?:npm|pnpm|yarn|bun)(?:@[\w.-]+)?\s+(?:-\S+\s+)*(?:i|install|add|ci)\b"
+            r"|\b(?:pip\d*|pipx|uv\s+pip|conda|mamba|gem|brew|apt(?:-get)?|dnf|yum|apk|choco"
+            r"|winget|pipenv|bundle|composer|mix\s+deps\.get|go|cargo|poetry|uv|pdm|rye|hatch"
+            r"|dotnet)\b(?:\s+-\S+)*\s+(?:install|add|get|require|sync|deps\.get|package)\b"
+            r"|\bdotnet\s+add\s+(?:\S+\s+)?package\b|\bmix\s+deps\.get\b"
+        ),
+        failure=(
+            _OPS_FAILURE + r"|npm ERR!|ERR_PNPM|ERESOLVE|No matching distribution|Could not find a"
+            r" version|Unable to locate package|error:"
+        ),
+    ),
+    Rule(
+        name="tagged a release",
+        claim=(
+            rf"{_WE}(?:re)?tagged\b|^\W*(?:re)?tagged\s+(?:the\s+|commit\s+)?\S"
+            rf"|{_WE}(?:created|pushed|added)\s+(?:the\s+|a\s+)?(?:git\s+|release\s+)?tag\b"
+        ),
+        tools=[_ACTS + r".*(?:(?:^|_)tags?(?:_|$)|release)"],
+        commands=(
+            r"\bgit\s+(?:\S+\s+)*?tag\b(?!\s+(?:-l|--list)\b)|\bgit\s+push\b[^\n]*--tags"
+            r"|\b(?:gh|glab)\s+release\s+create\b"
+        ),
+        failure=r"^fatal:|^error:|already exists|Exit code [1-9]|\b403\b|Permission denied",
+    ),
+    Rule(
         name="seeded the database",
         claim=rf"{_WE}seeded\b|^\W*seeded\b|\b(?:has|have)\s+been\s+seeded\b",
         tools=[_ACTS + r".*seed"],
@@ -633,7 +696,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     Rule(
         name="emailed",
         claim=(
-            r"\be-?mailed\b|\bsent\s+(?:\w+\s+){0,3}e-?mails?\b"
+            r"\be-?mailed\b|\bsent\s+(?:[\w-]+\s+){0,3}e-?mails?\b"
             r"|\be-?mails?\s+(?:has\s+been\s+|was\s+|have\s+been\s+|were\s+)(?:sent|delivered)\b"
         ),
         tools=[r"e-?mail|smtp|gmail|outlook|send_?message|notif"],
@@ -647,7 +710,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         # domain check's).
         claim=(
             r"(?:\b(?:I|we)(?:'ve|\s+have)?\s+|^\W*)(?:also\s+|just\s+)?(?:removed|deleted|dropped)\s+"
-            r"(?:the\s+|all\s+|both\s+|th[eo]se\s+|this\s+|that\s+|its\s+|their\s+)?(?:[\w.-]+\s+){0,3}?"
+            r"(?:the\s+|all\s+|both\s+|th[eo]se\s+|this\s+|that\s+|its\s+|their\s+)?(?:[\w./-]+\s+){0,3}?"
             r"(?:files?|routes?|endpoints?|functions?|modules?|director(?:y|ies)|folders?|scripts?"
             r"|imports?|dependenc(?:y|ies)|tests?|specs?|handlers?|controllers?|components?"
             r"|migrations?|fixtures?|dead\s+code|branch(?:es)?)\b"
@@ -697,7 +760,7 @@ STATE_VERBS: dict[str, str] = {
     "book": r"(?:re)?booked|reserved|booking\s+(?:is\s+|has\s+been\s+)?confirmed",
     "add": r"added",
     "remove": r"removed|deleted",
-    "send": r"sent|emailed|replied|responded",
+    "send": r"sent|emailed|replied|responded|texted|messaged",
     "transfer": r"transferred",
     "create": r"created|opened|placed",  # "Exchange placed."
     "upgrade": r"upgraded",
@@ -939,7 +1002,10 @@ STATE_CLAIM = re.compile(
     rf"(?:the\s+|your\s+|a\s+|an\s+)?(?:[\w-]+\s+){{0,2}}?(?P<v7>{_NOUNS})s?\b"
     r"|\b(?:has|have)\s+(?:now\s+|also\s+)?been\s+(?:successfully\s+|now\s+|fully\s+|also\s+)*"
     rf"(?P<v2>{_PARTICIPLES})\b"
-    r"|\b(?:is|are)\s+(?:now\s+|successfully\s+|also\s+)*"
+    # "Case 00129384 is now closed with reason ...": "now" says it changed, whatever follows.
+    r"|\b(?:is|are)\s+(?:also\s+)?(?:now|successfully)\s+(?:now\s+|successfully\s+|also\s+)*"
+    rf"(?P<v12>{_PARTICIPLES})\b"
+    r"|\b(?:is|are)\s+(?:also\s+)*"
     rf"(?P<v3>{_PARTICIPLES})\b{_DESCRIPTIVE_AFTER}"
     # "Your line is now on the Saver plan", "you're now on Business": a plan change with no
     # verb of its own ("now" says it was just made; "is on the Pro plan" may be old news).
@@ -993,7 +1059,9 @@ def matched_verb(match: re.Match[str]) -> str | None:
         return ACTION_NOUNS.get(match.group("v7").lower())
     if match.group("v11"):
         return PLAN_CHANGE
-    said = next(g for g in match.group("v1", "v2", "v3", "v4", "v5", "v9", "v10") if g)
+    said = next(
+        g for g in match.group("v1", "v2", "v3", "v12", "v4", "v5", "v9", "v10") if g
+    )
     return claim_verb(said)
 
 

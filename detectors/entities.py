@@ -131,7 +131,8 @@ _LABELLED_CODE = (
 # written (see `faithfulness._Context._full`).
 _PART = r"|(?P<part>(?<![\w./-])\d{3,6}-\d{3,6}-(?=[A-Z0-9]{0,3}[A-Z])[A-Z0-9]{1,4}\b(?![-/.]\w))"
 _IDS_CORE = (
-    rf"(?P<case>\b(?:{_CASE_PREFIX})[-_ ]?\d{{3,}}\b|\b[A-Z]{{2,5}}-(?:19|20)\d\d-\d{{3,8}}\b)"
+    # The year form first: `CS-2024-00534` whole, not its prefix and year (`CS-2024`).
+    rf"(?P<case>\b[A-Z]{{2,5}}-(?:19|20)\d\d-\d{{3,8}}\b|\b(?:{_CASE_PREFIX})[-_ ]?\d{{3,}}\b)"
     r"|(?P<hash>(?<![\w&#/])#(?P<hd>\d{3,8})\b(?![A-Fa-f]))"
     r"|(?P<err>\bE-?\d{3,5}\b|\bERR(?:OR)?_[A-Z0-9_]{3,}\b|\b0x[0-9A-Fa-f]{6,8}\b"
     rf"|\bHTTP[ /]?[1-5]\d\d\b|{_LABELLED_CODE})"
@@ -161,7 +162,10 @@ _MONEY = re.compile(rf"{_QUAL}(?:[$€£]|\b(?:USD|EUR|GBP)\s?)(?P<num>{_NUM})(?
 _MONEY_WORD = re.compile(
     rf"{_QUAL}(?<![\w.])(?P<num>{_NUM})(?P<suf>{_SUF})?\s*(?:dollars|USD|usd|euros|EUR)\b"
 )
-_PERCENT = re.compile(rf"{_QUAL}(?<![\w.])(?P<num>{_NUM})\s*(?:%|percent\b|per cent\b|pct\b)")
+# Not after a letter or a digit, but after `_` (markdown emphasis, `_15% off_`).
+_PERCENT = re.compile(
+    rf"{_QUAL}(?<![^\W_])(?<!\.)(?P<num>{_NUM})\s*(?:%|percent\b|per cent\b|pct\b)"
+)
 _COUNT = re.compile(
     rf"{_QUAL}(?<![\w.$€£#:/-])(?P<num>{_NUM})(?P<suf>[kKM]\b)?(?![.:/\w-])\s+"
     r"(?:(?P<adj>[a-z]+(?:-[a-z]+)?[a-rt-z])\s+)?(?P<noun>(?:[a-z]+-)?[a-z]{3,}s)\b"
@@ -285,7 +289,7 @@ _MONEY_WORD_AT = re.compile(
     r"\d(?<![\w.]\d)[\d,.]*(?:\s?(?:[kKMB]|bn|mn)|\s(?:thousand|million|billion))?"
     r"\s*(?:dollars|USD|usd|euros|EUR)"
 )
-_PERCENT_AT = re.compile(r"\d(?<![\w.]\d)[\d,.]*\s*[%p]")
+_PERCENT_AT = re.compile(r"\d(?<![^\W_]\d)(?<!\.\d)[\d,.]*\s*[%p]")
 _COUNT_AT = re.compile(r"\d(?<![\w.$€£#:/-]\d)[\d,.]*[kKM]?\s+[a-z]")
 _MONEY_AT = re.compile(r"[$€£UEG](?:(?<=[$€£])|(?<!\w.)(?:(?<=U)SD|(?<=E)UR|(?<=G)BP))")
 # What every date holds (a quarter, half, fiscal year or a year of 19xx/20xx).

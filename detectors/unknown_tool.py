@@ -94,12 +94,13 @@ def closest_tool(name: str, registered: frozenset[str], cutoff: float) -> str | 
     return best
 
 
-@detector("unknown_tool", version=1, params=UnknownToolParams)
+@detector("unknown_tool", version=2, params=UnknownToolParams)
 def unknown_tool(session: Session, params: UnknownToolParams) -> list[Signal]:
     registry = session.registered_tools
     names = registry.names if registry is not None else frozenset()
     ignored = set(params.ignore)
     signals: list[Signal] = []
+    reported: dict[str, Signal] = {}  # one signal per name: the first call, the others counted
     # Without a single rejecting result, only unregistered calls need their result looked up.
     rejections = any(_rejects(e) for e in session.events if e.kind is EventKind.TOOL_RESULT)
     results: dict[str, Event] | None = None
@@ -118,6 +119,11 @@ def unknown_tool(session: Session, params: UnknownToolParams) -> list[Signal]:
         if not (rejected or unregistered):
             continue
         events = [call.index] + ([result.index] if result is not None else [])
+        earlier = reported.get(call.name)
+        if earlier is not None:  # the same tool called again: one signal per session
+            earlier.events += events
+            earlier.data["repeats"] = earlier.data.get("repeats", 1) + 1
+            continue
         closest = (
             closest_tool(call.name, registry.names, params.closest_cutoff) if registry else None
         )
@@ -130,14 +136,13 @@ def unknown_tool(session: Session, params: UnknownToolParams) -> list[Signal]:
             )
         )
         hint = f"; closest registered tool: `{closest}` (renamed?)" if closest else ""
-        signals.append(
-            Signal(
-                kind="unknown_tool",
-                value=call.name,
-                events=events,
-                severity=Severity.HIGH if rejected else Severity.MEDIUM,
-                explanation=f"Called tool `{call.name}`, but {why}{hint}.",
-                data={"closest": closest, "rejected": rejected},
-            )
+        signal = reported[call.name] = Signal(
+            kind="unknown_tool",
+            value=call.name,
+            events=events,
+            severity=Severity.HIGH if rejected else Severity.MEDIUM,
+            explanation=f"Called tool `{call.name}`, but {why}{hint}.",
+            data={"closest": closest, "rejected": rejected},
         )
+        signals.append(signal)
     return signals

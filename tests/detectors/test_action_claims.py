@@ -339,6 +339,12 @@ _CLAIM_EXAMPLES = {
         "TestBucketRefill passes now.",
         "I also ran the test suite and everything passes.",
         "InvoiceServiceTest passes.",
+        "tox passes on both py312 and py313.",
+        "The Vitest suite passes (148 tests).",
+        "cargo nextest run passes across the workspace.",
+        "make check passes (4/4 test programs).",
+        "bazel test //... passes for the whole repo.",
+        "mix test is green now.",
         "test_refund_rounding is passing.",
     ],
     "committed": [
@@ -362,6 +368,7 @@ _CLAIM_EXAMPLES = {
         "ruff check passes.",
         "0 lint errors.",
         "I've also run the linter over the package.",
+        "golangci-lint run reports 0 issues.",
     ],
     "the build passes": [
         "The Gradle build is green.",
@@ -410,6 +417,16 @@ _CLAIM_EXAMPLES = {
     ],
     "rebased or cherry-picked": ["Rebased feature/x onto origin/main.", "I cherry-picked 4f2a9c1."],
     "seeded the database": ["I seeded the local database.", "The database has been seeded."],
+    "installed a dependency": [
+        "I installed date-fns with pnpm.",
+        "Installed the missing @types/node package.",
+        "We've reinstalled the dependencies.",
+    ],
+    "tagged a release": [
+        "I tagged a81f0c2 as v2.3.1.",
+        "Tagged the merge commit as v1.8.0.",
+        "I've created the git tag v2.0.0 and pushed it.",
+    ],
     "CI is green": [
         "The pipeline is green on PR #1187.",
         "CI passed.",
@@ -438,12 +455,14 @@ _CLAIM_EXAMPLES = {
         "We've successfully deployed.",
         "Built and deployed the landing page fix to production.",
         "Built the dashboard and deployed it to staging.",
+        "I also rolled it out with fly deploy.",
     ],
     "emailed": [
         "I emailed the team.",
         "Sent three e-mails.",
         "The email was delivered.",
         "E-mails have been sent.",
+        "Sent her the follow-up email with the pricing deck.",
     ],
     "edited the file": [
         "I updated the config file.",
@@ -458,6 +477,7 @@ _CLAIM_EXAMPLES = {
         "We've removed both legacy export endpoints.",
         "Also dropped the old fixtures.",
         "I've deleted the stale feature branches.",
+        "Also deleted the local feature/legacy-auth branch.",
     ],
     "ran the playbook": [
         "The playbook ran cleanly against staging.",
@@ -508,6 +528,7 @@ _STATE_EXAMPLES = [
     "I've swapped the hoodie for a size L.",
     "Host WS-FIN-0142 has been isolated from the network.",
     "Your refill is on its way.",
+    "I've also texted a confirmation to your number ending 4471.",
 ]
 
 

@@ -70,8 +70,22 @@ def test_ignore_list_and_suite_stamping() -> None:
     suite = DetectorSuite({"unknown_tool": {"ignore": ["ghost"]}})
     signals = suite.run(session)
     assert [s.value for s in signals] == ["search_docs"]
-    assert (signals[0].detector, signals[0].detector_version) == ("unknown_tool", 1)
+    assert (signals[0].detector, signals[0].detector_version) == ("unknown_tool", 2)
     assert signals[0].params["ignore"] == ["ghost"]
+
+
+def test_a_tool_called_again_is_one_signal_with_its_repeats() -> None:
+    session = _session(
+        [("close_ticket", "ToolNotRegistered", True), ("get_ticket", "ok", False)] * 2
+        + [("ghost", "ok", False)],
+        ToolRegistry(frozenset({"get_ticket"}), "config"),
+    )
+    signals = unknown_tool(session, UnknownToolParams())
+    assert [(s.value, s.data.get("repeats")) for s in signals] == [
+        ("close_ticket", 2),
+        ("ghost", None),
+    ]
+    assert signals[0].events == [1, 2, 5, 6]  # both calls and their results
 
 
 def test_closest_tool_needs_real_similarity() -> None:
