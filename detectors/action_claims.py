@@ -606,10 +606,15 @@ class _Run:
             for k in range(self.sent_seen, len(results)):
                 event = results[k].event
                 output = event.output or ""
-                if not event.is_error and '"' in output and _SENT_REPORT.search(output):
-                    if _MESSAGE_WORD.search(output) and failure_body(output) is None:
-                        self.sent = True
-                        break
+                if (
+                    not event.is_error
+                    and '"' in output
+                    and _SENT_REPORT.search(output)
+                    and _MESSAGE_WORD.search(output)
+                    and failure_body(output) is None
+                ):
+                    self.sent = True
+                    break
             self.sent_seen = len(results)
         return self.sent
 
@@ -801,9 +806,12 @@ class _Run:
         for entry in self.results[:k]:
             if not entry.call.known & bit:
                 self._classify(entry.call, i)
-            if entry.call.strong & bit and not entry.background():
-                if _failure_reason(rule, self.keys[i], entry.event, entry.low) is None:
-                    return True
+            if (
+                entry.call.strong & bit
+                and not entry.background()
+                and _failure_reason(rule, self.keys[i], entry.event, entry.low) is None
+            ):
+                return True
         return False
 
     def _replay(self, i: int) -> Evidence:

@@ -327,7 +327,8 @@ STATE_KEYS: Keywords = (
         "waived voided adjusted extended notified filed registered enrolled redeemed dispatched "
         "released forwarded invited replaced paused resumed exported imported rerouted redirected "
         "posted scaled rotated purged uploaded replied responded shared logged requested disputed "
-        "ordered swapped switched isolated quarantined way hold plan tier texted messaged"
+        "ordered swapped switched isolated quarantined way hold plan tier texted messaged paged "
+        "ported"
     ),
 )
 # Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in

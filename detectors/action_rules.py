@@ -815,6 +815,8 @@ STATE_VERBS: dict[str, str] = {
     "adjust": r"adjusted",
     "extend": r"extended",
     "notify": r"notified",
+    "page": r"paged",  # `page_oncall`: "I've paged the on-call engineer"
+    "port": r"ported",  # `submit_port_in`: "your number has been ported over"
     "file": r"filed",
     "register": r"registered",
     "enroll": r"enrolled",
@@ -869,6 +871,9 @@ VERB_ALIASES: dict[str, str] = {
     "delete": "remove",
     "reserve": "book",
     "email": "send",
+    "resend": "send",
+    "text": "send",
+    "sms": "send",
     "open": "create",
     "make": "create",
     "place": "create",
@@ -988,6 +993,7 @@ _DESCRIPTIVE_AFTER = (
 _SUBJECT = (
     r"\b(?:I|we)(?:'ve|\s+have|\s+had|'d)?\s+"
     r"(?:successfully\s+|now\s+|just\s+|also\s+|already\s+|went\s+ahead\s+and\s+)*"
+    r"(?:re-(?=[a-z]))?"  # "I've re-sent the invoice": the verb after the prefix
 )
 _NOUNS = "|".join(ACTION_NOUNS)
 # A plan or tier named after "now on": checked against the tools whose objects the sentence names
@@ -1059,9 +1065,7 @@ def matched_verb(match: re.Match[str]) -> str | None:
         return ACTION_NOUNS.get(match.group("v7").lower())
     if match.group("v11"):
         return PLAN_CHANGE
-    said = next(
-        g for g in match.group("v1", "v2", "v3", "v12", "v4", "v5", "v9", "v10") if g
-    )
+    said = next(g for g in match.group("v1", "v2", "v3", "v12", "v4", "v5", "v9", "v10") if g)
     return claim_verb(said)
 
 

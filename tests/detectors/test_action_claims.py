@@ -1115,3 +1115,135 @@ def test_rebooked_is_a_booking_claim() -> None:
     ]
     [signal] = action_claims(_session(events, tools), ActionClaimsParams())
     assert signal.kind == UNBACKED
+
+
+@pytest.mark.parametrize(
+    ("commands", "reply", "expected"),
+    [
+        # The last commit had nothing left to do: the first one committed the work.
+        (
+            [
+                ("git add -A && git commit -m x", "[main 6322cf4] x\n 3 files changed", False),
+                ("git commit -m y", "Exit code 1\nnothing to commit, working tree clean", True),
+            ],
+            "Everything is committed in 6322cf4.",
+            [],
+        ),
+        # With no commit made, the same output contradicts the claim.
+        (
+            [("git commit -m y", "Exit code 1\nnothing to commit, working tree clean", True)],
+            "I committed the fix.",
+            [CONTRADICTED],
+        ),
+        # A runner named as the subject: contradicted by its own failed run.
+        (
+            [("tox", "py313: FAIL code 1\nExit code 1", True)],
+            "tox passes on both py312 and py313.",
+            [CONTRADICTED],
+        ),
+        (
+            [("go test ./...", "ok  \tgithub.com/x/y\t0.2s", False)],
+            "Done: go test ./... passes for every package.",
+            [],
+        ),
+        # `git branch -d` deletes: it backs the claim, and its failure contradicts it.
+        (
+            [("git branch -d feature/old", "Deleted branch feature/old (was 3e91ab0).", False)],
+            "Deleted the merged feature/old branch.",
+            [],
+        ),
+        (
+            [
+                (
+                    "git branch -d feature/x",
+                    "Exit code 1\nerror: the branch is not fully merged",
+                    True,
+                )
+            ],
+            "Also deleted the local feature/x branch.",
+            [CONTRADICTED],
+        ),
+        ([], "I installed date-fns with pnpm.", [UNBACKED]),
+        ([("pnpm add date-fns", "+ date-fns 3.6.0", False)], "I installed date-fns with pnpm.", []),
+        ([], "I tagged a81f0c2 as v2.3.1.", [UNBACKED]),
+        ([("git tag v2.3.1 a81f0c2 && git push origin v2.3.1", "", False)], "Tagged v2.3.1.", []),
+    ],
+)
+def test_round_18_coding_claims(
+    commands: list[tuple[str, str, bool]], reply: str, expected: list[str]
+) -> None:
+    assert _kinds_after_commands(commands, reply) == expected
+
+
+@pytest.mark.parametrize(
+    ("tools", "calls", "reply", "expected"),
+    [
+        # A failure told by an HTTP status line before the body, or by a batch of failed records.
+        (
+            {"waive_late_fee"},
+            [
+                (
+                    "waive_late_fee",
+                    {"invoice_id": "INV-1"},
+                    "HTTP 503 Service Unavailable\n{}",
+                    False,
+                )
+            ],
+            "The late fee has been waived.",
+            [CONTRADICTED],
+        ),
+        (
+            {"cancel_order"},
+            [("cancel_order", {"id": "A1"}, '[{"id": "A1", "success": false}]', False)],
+            "Your order is cancelled.",
+            [CONTRADICTED],
+        ),
+        # The booking's own result says the confirmation e-mail went out.
+        (
+            {"book_reservation", "send_email"},
+            [
+                (
+                    "book_reservation",
+                    {"flight": "SL1407"},
+                    '{"status": "confirmed", "confirmation_email": {"status": "sent"}}',
+                    False,
+                )
+            ],
+            "The confirmation email has been sent to you.",
+            [],
+        ),
+        (
+            {"book_reservation", "send_email"},
+            [("book_reservation", {"flight": "SL1407"}, '{"status": "confirmed"}', False)],
+            "The confirmation email has been sent to you.",
+            [UNBACKED],
+        ),
+        # A reason names a state the agent did not make; the same words as news are a claim.
+        (
+            {"update_opportunity"},
+            [("update_opportunity", {"id": "0061U"}, "Error: ENTITY_IS_LOCKED", True)],
+            "Salesforce rejected the change because the opportunity is locked.",
+            [],
+        ),
+        (
+            {"update_opportunity"},
+            [("update_opportunity", {"id": "0061U"}, "Error: ENTITY_IS_LOCKED", True)],
+            "The opportunity is now locked.",
+            [CONTRADICTED],
+        ),
+        # A harness's plan tool is no domain tool: "updated" is not a claim about it.
+        (
+            {"exec_command", "apply_patch", "update_plan"},
+            [("apply_patch", {"input": "*** Update File: go.mod"}, "Success.", False)],
+            "I updated the requirement in go.mod.",
+            [],
+        ),
+    ],
+)
+def test_round_18_domain_claims(
+    tools: set[str],
+    calls: list[tuple[str, dict[str, str], str, bool]],
+    reply: str,
+    expected: list[str],
+) -> None:
+    assert _kinds_after_calls(tools, calls, reply) == expected

@@ -367,3 +367,31 @@ def test_a_document_quoted_twice_does_not_double_its_numbers() -> None:
         ]
     )
     assert [s.value for s in faithfulness(session, FaithfulnessParams())] == ["$10,000"]
+
+
+def test_year_form_case_ids_and_emphasised_percentages_are_read_whole() -> None:
+    # `CS-2024-00534` is one case id, not `CS-2024` (which every id of the format shares).
+    found = [(e.kind, e.raw) for e in extract("CS-2024-00534 and CS-2024-00577, INC-00412")]
+    assert found == [
+        ("case_id", "CS-2024-00534"),
+        ("case_id", "CS-2024-00577"),
+        ("case_id", "INC-00412"),
+    ]
+    # Markdown emphasis around a percentage (`_15% off_`); a number inside a word is none.
+    assert [e.raw for e in extract("_15% off_ when billed annually")] == ["15%"]
+    assert [e.raw for e in extract("model x15% off")] == []
+
+
+def test_invented_case_ids_in_the_same_format_as_the_real_ones_are_flagged() -> None:
+    context = "Open cases: CS-2024-00417, CS-2024-00452 and CS-2024-00488."
+    reply = "Your open cases are CS-2024-00417, CS-2024-00452, CS-2024-00488 and CS-2024-00534."
+    events = [
+        Event(EventKind.USER, text="List my cases."),
+        Event(EventKind.TOOL_CALL, call_id="c1", name="search_cases", input={}),
+        Event(EventKind.TOOL_RESULT, call_id="c1", output=context),
+        Event(EventKind.ASSISTANT, text=reply),
+    ]
+    session = Session("s", "s.json", "openai_chat", events=events)
+    session.reindex()
+    found = [s.value for s in faithfulness(session, FaithfulnessParams())]
+    assert found == ["CS-2024-00534"]
