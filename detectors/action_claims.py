@@ -724,9 +724,17 @@ class _Run:
         if backed:
             rec[1] |= bit
 
-    def _outcome(self, entry: _Result, i: int, ev: Evidence, done: bool = False) -> None:
-        """Records in ``ev`` the outcome for rule ``i`` of a result whose call decides it;
-        ``done``: an earlier one succeeded, so a failure saying nothing was left to do is none."""
+    def _outcome(
+        self,
+        entry: _Result,
+        i: int,
+        ev: Evidence,
+        succeeded: bool = False,
+        before: int | None = None,
+    ) -> None:
+        """Records in ``ev`` the outcome for rule ``i`` of a result whose call decides it. After
+        an earlier success (``succeeded``, or one among ``results[:before]``, looked for only
+        then) a failure saying nothing was left to do is none."""
         why = entry.why
         if why is None:
             why = entry.why = {}
@@ -734,7 +742,12 @@ class _Run:
             entry.background()  # folds the output
             why[i] = _failure_reason(self.rules[i], self.keys[i], entry.event, entry.low)
         reason, already = why[i], self.rules[i].already_done
-        if reason is not None and done and already and already.search(entry.event.output or ""):
+        if (
+            reason is not None
+            and already is not None
+            and already.search(entry.event.output or "")
+            and (succeeded or (before is not None and self._succeeded_before(before, i)))
+        ):
             reason = None
         call = entry.call
         command = _short(call.command or "") or call.event.name or "the call"
@@ -790,9 +803,9 @@ class _Run:
             if not call.known & bit:
                 self._classify(call, i)
             if call.strong & bit and not entry.background():
-                done = ev.last_success >= 0 or self._succeeded_before(k, i)
+                succeeded = ev.last_success >= 0
                 ev.last_failure = ev.last_success = -1
-                self._outcome(entry, i, ev, done)
+                self._outcome(entry, i, ev, succeeded, before=k)
                 break
         self.seen[i] = len(results)
         return ev

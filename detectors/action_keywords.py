@@ -148,12 +148,7 @@ def _words(text: str) -> tuple[str, ...]:
 _BY_RULE: dict[str, dict[str, Keywords]] = {
     "tests pass": {
         # The noun (or "all green"), then the verb.
-        "claim": (
-            _words(
-                "test spec suite green tox nox jest mocha karma phpunit check playwright cypress"
-            ),
-            _words("pass green succeed clean"),
-        ),
+        "claim": (_words("test spec suite green"), _words("pass green succeed")),
         "commands": (
             # The runner (or the tool a `test` argument follows), then a runner or `test`.
             _words(
@@ -170,6 +165,13 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
         ),
         "weak_commands": (("commit",),),
         "failure": (_words("fail err exit compile"),),
+    },
+    # The runner's name (`make check`, `tox`, or one holding "test"), then the verb.
+    "the test run passes": {
+        "claim": (
+            _words("test spec tox nox jest mocha karma phpunit check playwright cypress"),
+            _words("pass green succeed clean"),
+        ),
     },
     "lint passes": {
         "claim": (

@@ -311,15 +311,30 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|(?:have|has)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b"
             r"(?!\s+(?:in|on)\s+(?:CI|the\s+(?:CI|pipeline))\b)"  # said of CI: "CI is green"
             r"|\ball\s+green\b"
-            rf"|{RUNNER_SUBJECT}\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
-            r"(?:pass(?:es|ed)?|(?:(?:is|are)\s+(?:now\s+|all\s+|still\s+)*)(?:passing|green|clean)"
-            r"|(?:has|have)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b"
             # "I ran the test suite and everything passes".
             r"|\bran\s+(?:the\s+)?(?:[\w-]+\s+)?(?:test\s+suite|tests|specs)\s+and\s+(?:everything"
             r"|all\s+(?:of\s+them|tests)|they|it)\s+(?:all\s+|still\s+)?pass(?:es|ed)?\b"
             # One test by its name ("TestBucketRefill passes now").
             rf"|\b{NAMED_TEST}\s+(?:now\s+|still\s+|also\s+)*"
             r"(?:pass(?:es|ed)?|(?:is|are)\s+(?:now\s+)?(?:passing|green))\b"
+        ),
+        tools=[r"(?:^|_)(?:run_?)?tests?(?:_|$)|^RunTests$|^run_?tests$"],
+        commands=TEST_COMMANDS,
+        failure=TEST_FAILURE,
+        weak_commands=COMMIT_HOOKS,
+        weak_evidence=HOOK_OUTPUT,
+        strict_subject=True,
+        ci_runs_it=True,
+    ),
+    # The same evidence for a claim naming the runner ("tox passes", "the Vitest suite is
+    # green"): a rule of its own, so its long alternation of runners only runs on sentences that
+    # name one (in the claim above it would be tried at every word of every test claim).
+    Rule(
+        name="the test run passes",
+        claim=(
+            rf"{RUNNER_SUBJECT}\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
+            r"(?:pass(?:es|ed)?|(?:(?:is|are)\s+(?:now\s+|all\s+|still\s+)*)(?:passing|green|clean)"
+            r"|(?:has|have)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b"
         ),
         tools=[r"(?:^|_)(?:run_?)?tests?(?:_|$)|^RunTests$|^run_?tests$"],
         commands=TEST_COMMANDS,

@@ -264,6 +264,7 @@ TARGETS = {
 # How to back a default claim rule, for the fix ("require a successful call: run the tests").
 CHECKS = {
     "tests pass": "run the tests",
+    "the test run passes": "run the tests",
     "committed": "`git commit`",
     "pushed": "`git push`",
     "opened a pull request": "create the pull request",

@@ -339,12 +339,6 @@ _CLAIM_EXAMPLES = {
         "TestBucketRefill passes now.",
         "I also ran the test suite and everything passes.",
         "InvoiceServiceTest passes.",
-        "tox passes on both py312 and py313.",
-        "The Vitest suite passes (148 tests).",
-        "cargo nextest run passes across the workspace.",
-        "make check passes (4/4 test programs).",
-        "bazel test //... passes for the whole repo.",
-        "mix test is green now.",
         "test_refund_rounding is passing.",
     ],
     "committed": [
@@ -360,6 +354,14 @@ _CLAIM_EXAMPLES = {
         "Put up a draft MR.",
         "The pull request is now up.",
         "The merge request has been submitted.",
+    ],
+    "the test run passes": [
+        "tox passes on both py312 and py313.",
+        "The Vitest suite passes (148 tests).",
+        "cargo nextest run passes across the workspace.",
+        "make check passes (4/4 test programs).",
+        "bazel test //... passes for the whole repo.",
+        "mix test is green now.",
     ],
     "lint passes": [
         "Lint is clean.",
