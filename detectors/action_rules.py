@@ -264,6 +264,21 @@ _CHECK_FAILURE = (
 COMMIT_HOOKS = r"\bgit\s+commit\b(?![^\n]*--no-verify)"
 
 
+def _test_rule(name: str, claim: str) -> Rule:
+    """A test claim rule: a test run or tool, or a commit whose hooks are seen running tests."""
+    return Rule(
+        name=name,
+        claim=claim,
+        tools=[r"(?:^|_)(?:run_?)?tests?(?:_|$)|^RunTests$|^run_?tests$"],
+        commands=TEST_COMMANDS,
+        failure=TEST_FAILURE,
+        weak_commands=COMMIT_HOOKS,
+        weak_evidence=HOOK_OUTPUT,
+        strict_subject=True,
+        ci_runs_it=True,
+    )
+
+
 def _check_rule(name: str, claim: str, tool: str, commands: str) -> Rule:
     """A lint or type check rule: its commands, a tool of that name, or a commit's hooks."""
     return Rule(
@@ -303,46 +318,28 @@ _KUBECTL = r"\bkubectl\s+(?:\S+\s+)*?"
 
 
 DEFAULT_RULES: tuple[Rule, ...] = (
-    Rule(
-        name="tests pass",
-        claim=(
-            rf"\b{_TESTS_NOUN}{_AND_CHECKS}\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
-            r"(?:pass(?:es|ed)?|(?:(?:are|is)\s+(?:now\s+|all\s+|still\s+)*)?(?:passing|green)"
-            r"|(?:have|has)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b"
-            r"(?!\s+(?:in|on)\s+(?:CI|the\s+(?:CI|pipeline))\b)"  # said of CI: "CI is green"
-            r"|\ball\s+green\b"
-            # "I ran the test suite and everything passes".
-            r"|\bran\s+(?:the\s+)?(?:[\w-]+\s+)?(?:test\s+suite|tests|specs)\s+and\s+(?:everything"
-            r"|all\s+(?:of\s+them|tests)|they|it)\s+(?:all\s+|still\s+)?pass(?:es|ed)?\b"
-            # One test by its name ("TestBucketRefill passes now").
-            rf"|\b{NAMED_TEST}\s+(?:now\s+|still\s+|also\s+)*"
-            r"(?:pass(?:es|ed)?|(?:is|are)\s+(?:now\s+)?(?:passing|green))\b"
-        ),
-        tools=[r"(?:^|_)(?:run_?)?tests?(?:_|$)|^RunTests$|^run_?tests$"],
-        commands=TEST_COMMANDS,
-        failure=TEST_FAILURE,
-        weak_commands=COMMIT_HOOKS,
-        weak_evidence=HOOK_OUTPUT,
-        strict_subject=True,
-        ci_runs_it=True,
+    _test_rule(
+        "tests pass",
+        rf"\b{_TESTS_NOUN}{_AND_CHECKS}\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
+        r"(?:pass(?:es|ed)?|(?:(?:are|is)\s+(?:now\s+|all\s+|still\s+)*)?(?:passing|green)"
+        r"|(?:have|has)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b"
+        r"(?!\s+(?:in|on)\s+(?:CI|the\s+(?:CI|pipeline))\b)"  # said of CI: "CI is green"
+        r"|\ball\s+green\b"
+        # "I ran the test suite and everything passes".
+        r"|\bran\s+(?:the\s+)?(?:[\w-]+\s+)?(?:test\s+suite|tests|specs)\s+and\s+(?:everything"
+        r"|all\s+(?:of\s+them|tests)|they|it)\s+(?:all\s+|still\s+)?pass(?:es|ed)?\b"
+        # One test by its name ("TestBucketRefill passes now").
+        rf"|\b{NAMED_TEST}\s+(?:now\s+|still\s+|also\s+)*"
+        r"(?:pass(?:es|ed)?|(?:is|are)\s+(?:now\s+)?(?:passing|green))\b",
     ),
-    # The same evidence for a claim naming the runner ("tox passes", "the Vitest suite is
-    # green"): a rule of its own, so its long alternation of runners only runs on sentences that
-    # name one (in the claim above it would be tried at every word of every test claim).
-    Rule(
-        name="the test run passes",
-        claim=(
-            rf"{RUNNER_SUBJECT}\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
-            r"(?:pass(?:es|ed)?|(?:(?:is|are)\s+(?:now\s+|all\s+|still\s+)*)(?:passing|green|clean)"
-            r"|(?:has|have)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b"
-        ),
-        tools=[r"(?:^|_)(?:run_?)?tests?(?:_|$)|^RunTests$|^run_?tests$"],
-        commands=TEST_COMMANDS,
-        failure=TEST_FAILURE,
-        weak_commands=COMMIT_HOOKS,
-        weak_evidence=HOOK_OUTPUT,
-        strict_subject=True,
-        ci_runs_it=True,
+    # A claim naming the runner ("tox passes", "the Vitest suite is green"): a rule of its own,
+    # so its long alternation of runners only runs on sentences that name one (in the claim
+    # above it would be tried at every word of every test claim).
+    _test_rule(
+        "the test run passes",
+        rf"{RUNNER_SUBJECT}\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
+        r"(?:pass(?:es|ed)?|(?:(?:is|are)\s+(?:now\s+|all\s+|still\s+)*)(?:passing|green|clean)"
+        r"|(?:has|have)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b",
     ),
     _check_rule(
         "lint passes",
