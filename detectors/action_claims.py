@@ -443,7 +443,11 @@ def _failure_reason(
     return failure_body(output)
 
 
-_FAILED_STATUS = frozenset({"failed", "failure", "error", "rejected", "declined", "denied"})
+_FAILED_STATUS = frozenset(
+    {"failed", "failure", "error", "rejected", "declined", "denied", "partial_failure"}
+)
+# A batch's items that failed (`{"added": [...], "failed": [{...}]}`): a part of it failed.
+_FAILED_ITEMS = ("failed", "failures", "failed_items")
 _EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code", "exit_status")
 _HTTP_STATUS_KEYS = ("statusCode", "status_code", "httpStatus", "http_status", "status")
 
@@ -483,6 +487,10 @@ def _object_failure(data: dict[str, Any], text: str) -> str | None:
     status = data.get("status")
     if isinstance(status, str) and status.lower() in _FAILED_STATUS:
         return f"status {status}"
+    for key in _FAILED_ITEMS:
+        items = data.get(key)
+        if isinstance(items, list) and items:
+            return f"partly failed: {len(items)} {key.replace('_', ' ')}"
     # A command's exit status (`{"exit_code": 1, "stdout": ..., "stderr": ...}`).
     for key in _EXIT_KEYS:
         code = data.get(key)
@@ -617,6 +625,18 @@ class _Run:
                     break
             self.sent_seen = len(results)
         return self.sent
+
+    def read_state(self, said: str) -> bool:
+        """Whether ``said``, a present state with no "now" ("is approved"), is a state that a
+        lookup's output so far reports (`get_permit`: `"status": "approved"`): read, not done."""
+        m = _PRESENT_STATE.fullmatch(said)
+        if m is None:
+            return False
+        word = m.group(1).lower()
+        return any(
+            word in (r.event.output or "").lower() and tool_action(r.call.event.name or "") is None
+            for r in self.results
+        )
 
     def log_until(self, events: list[Event], end: int) -> None:
         """Logs the calls and results of ``events[:end]`` not logged yet, in order."""
@@ -1067,6 +1087,15 @@ _MESSAGE_WORD = re.compile(r"e-?mail|notif|sms|message", re.I)
 _MESSAGE_RULES = re.compile(r"^(?:emailed|(?:send|notify) via )")
 
 
+# A claim about part of a batch ("3 of the 4 packages", "all but one"): a partly failed call
+# is what it reports.
+_PARTIAL_CLAIM = re.compile(
+    r"\b\d+\s+of\s+(?:the\s+|your\s+)?\d+\b|\ball\s+but\b|\b(?:some|most)\s+of\b", re.I
+)
+# A state said in the present with no sign that it just changed: "is approved", "are closed".
+_PRESENT_STATE = re.compile(r"(?:is|are)\s+(?:also\s+)?(\w+)", re.I)
+
+
 def _sent_elsewhere(run: _Run, found: list[_Verdict]) -> bool:
     """Whether the only unbacked claims of a sentence are of a message sent ("the confirmation
     email has been sent") and a successful result reports one."""
@@ -1097,9 +1126,13 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
                             run, targets, sentence, start, said, verb or "", reply.text
                         )
                         verdict = verdict if by_object is None else by_object
+                    if verdict[0] == UNBACKED and run.read_state(said):
+                        continue  # "Yes, your permit is approved": what a lookup said
                     if not only_contradiction or verdict[0] == CONTRADICTED:
                         verdicts.append(verdict)
         found = [v for v in verdicts if v[0] not in ("", "skip")]
+        if _PARTIAL_CLAIM.search(sentence):  # "I rerouted 3 of the 4": it says what failed
+            found = [v for v in found if "partly failed" not in v[1]]
         if not found or _sent_elsewhere(run, found):
             continue
         # One signal per sentence: a contradiction outranks a missing call.

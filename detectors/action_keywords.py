@@ -257,7 +257,7 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
         "commands": (("merge",),),
     },
     "applied the migration": {
-        "claim": (("migrat",),),
+        "claim": (_words("migrat flyway alembic liquibase prisma goose dbmate sqitch"),),
         "commands": (
             _words(
                 "alembic manage rails rake prisma knex flyway liquibase goose sqlx mix dbmate "
@@ -278,11 +278,18 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
         "claim": (("cert",), _words("renewed issued rotated")),
     },
     "applied the infrastructure change": {
-        "claim": (_words("applied apply"), _words("terraform tofu pulumi infra manifest")),
+        "claim": (
+            _words("applied apply"),
+            _words(
+                "terraform tofu pulumi infra manifest deployment configmap statefulset daemonset "
+                "ingress cronjob"
+            ),
+        ),
     },
     "published": {"claim": (_words("published released uploaded release"),)},
     "rebased or cherry-picked": {"claim": (_words("rebased cherry"),)},
-    "installed a dependency": {"claim": (("installed",),)},
+    "installed a dependency": {"claim": (_words("installed added"),)},
+    "regenerated code": {"claim": (("regenerated",),)},
     "tagged a release": {"claim": (_words("tagged tag"),)},
     "seeded the database": {"claim": (("seeded",),)},
     "emailed": {
@@ -330,7 +337,7 @@ STATE_KEYS: Keywords = (
         "released forwarded invited replaced paused resumed exported imported rerouted redirected "
         "posted scaled rotated purged uploaded replied responded shared logged requested disputed "
         "ordered swapped switched isolated quarantined way hold plan tier texted messaged paged "
-        "ported"
+        "reversed withdrawn ported"
     ),
 )
 # Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in

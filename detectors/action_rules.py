@@ -449,6 +449,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|\b(?:kicked\s+off|triggered)\s+(?:a\s+|the\s+)?(?:new\s+)?deploy(?:ment)?\b"
             # "I've upgraded the staging release": a helm release or chart.
             rf"|{_WE}upgraded\s+(?:the\s+)?(?:[\w-]+\s+){{0,2}}?(?:release|chart)\b"
+            # "payments upgraded to chart 2.4.1".
+            r"|\bupgraded\s+to\s+(?:the\s+)?(?:chart|release)\b"
         ),
         # Or a tool that starts a pipeline, which is how many teams deploy (`trigger_pipeline`
         # on `payments-deploy-staging`): alerts lean to precision.
@@ -508,6 +510,13 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"migrations?\b|\bmigrations?\s+(?:(?:CODE|[\w.-]*\d[\w.-]*)\s+)?"
             r"(?:has\s+been\s+|have\s+been\s+|was\s+|were\s+|are\s+|is\s+)"
             r"(?:now\s+|all\s+|successfully\s+)*(?:applied|run)\b"
+            # "Migration 2026..._status created and applied", "the migration ran cleanly",
+            # "I've run the pending migrations", "Flyway applied it to staging".
+            r"|\bmigrations?\s+(?:(?:CODE|[\w.-]*\d[\w.-]*)\s+)?created\s+and\s+applied\b"
+            r"|\bmigrations?\s+ran\s+(?:cleanly|successfully|fine|without\s+errors)\b"
+            r"|\b(?:I|we)(?:'ve|\s+have)\s+(?:also\s+|now\s+)?run\s+(?:the\s+|all\s+|both\s+"
+            r"|pending\s+|new\s+|[\w-]+\s+){0,2}migrations?\b"
+            r"|\b(?:flyway|alembic|liquibase|prisma|goose|dbmate|sqitch)\s+applied\b"
         ),
         tools=[_ACTS + r".*migrat"],
         commands=(
@@ -616,6 +625,9 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"manifests?|manifests?)\b"
             r"|^\W*applied\s+(?:the\s+)?(?:[\w.-]+\s+){0,2}?(?:Terraform|manifests?)\b"
             r"|\b(?:terraform|tofu)\s+apply\s+(?:succeeded|completed|finished|went\s+through)\b"
+            # "The updated Deployment has been applied to staging".
+            r"|\b(?:manifests?|Deployment|ConfigMap|StatefulSet|DaemonSet|Ingress|CronJob"
+            r"|Terraform\s+(?:plan|changes?))\s+(?:has|have)\s+(?:now\s+)?been\s+applied\b"
         ),
         tools=[_ACTS + r".*(?:terraform|tofu|pulumi|apply)"],
         commands=(
@@ -644,6 +656,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|crates\.io|RubyGems|Maven(?:\s+Central)?|NuGet|Packagist|Hex|the\s+registry)\b"
             rf"|{_WE}uploaded\s+\S+(?:\s+\S+){{0,5}}?\s+to\s+(?:PyPI|npm|crates\.io|RubyGems|NuGet)\b"
             rf"|{_WE}created\s+(?:the\s+|a\s+)?(?:GitHub\s+|GitLab\s+)?release\b"
+            # "The GitHub release v2.3.0 is published".
+            r"|\brelease\s+(?:[\w.-]+\s+)?(?:is|has\s+been|was)\s+(?:now\s+)?(?:published|live|out)\b"
         ),
         tools=[_ACTS + r".*(?:publish|release|upload_package)"],
         commands=(
@@ -671,7 +685,12 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         name="installed a dependency",
         # "I installed date-fns with pnpm", "Installed the missing types": not "is installed"
         # (a state the agent may have read).
-        claim=rf"{_WE}(?:re)?installed\b|^\W*(?:re)?installed\s+(?:the\s+)?\S",
+        claim=(
+            rf"{_WE}(?:re)?installed\b|^\W*(?:re)?installed\s+(?:the\s+)?\S"
+            # "Added httpx ^0.27 to pyproject.toml with poetry add".
+            r"|\badded\s+\S+(?:\s+\S+){0,4}?\s+(?:with|via|using)\s+`?(?:poetry|npm|pnpm|yarn|bun"
+            r"|cargo|uv|pip|go|bundle|composer|dotnet)\s+(?:add|install|get|require|i)\b"
+        ),
         tools=[_ACTS + r".*(?:install|add_?(?:dependency|package))"],
         commands=(
             r"\b(?:npm|pnpm|yarn|bun)(?:@[\w.-]+)?\s+(?:-\S+\s+)*(?:i|install|add|ci)\b"
@@ -699,8 +718,31 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         failure=r"^fatal:|^error:|already exists|Exit code [1-9]|\b403\b|Permission denied",
     ),
     Rule(
+        name="regenerated code",
+        # "I regenerated the Go stubs", "Regenerated the TypeScript client with ...".
+        claim=(
+            # (A file named in inline code, CODE here, is ``named_claims``'s: "Regenerated
+            # `uv.lock`".)
+            rf"{_WE}regenerated\b(?!\s+CODE\b)|^\W*regenerated\s+(?!CODE\b)\S"
+            r"|\b(?:stubs?|clients?|code|bindings|types|models|schemas?)\s+(?:(?:has|have)\s+been"
+            r"|is|are|was|were)\s+(?:now\s+|also\s+)?regenerated\b"
+        ),
+        tools=[_ACTS + r".*(?:generat|codegen)"],
+        commands=(
+            r"\b(?:protoc|sqlc|openapi-generator(?:-cli)?|swagger-codegen|graphql-codegen|oapi-codegen"
+            r"|mockgen|gqlgen|wire|quicktype|datamodel-codegen)\b|\bbuf\s+generate\b"
+            r"|\b(?:prisma|ent|go)\s+generate\b|\b(?:make|just)\s+(?:gen|generate|codegen|protos?)\b"
+            r"|\b(?:npm|pnpm|yarn|bun)\s+(?:run\s+)?(?:gen|generate|codegen)(?::\S+)?\b"
+            r"|\b(?:uv|poetry|pdm|cargo|bundle|pipenv)\s+lock\b|\b(?:npm|pnpm|yarn)\s+install\b"
+        ),
+        failure=_OPS_FAILURE + r"|error:|\bERROR\b",
+    ),
+    Rule(
         name="seeded the database",
-        claim=rf"{_WE}seeded\b|^\W*seeded\b|\b(?:has|have)\s+been\s+seeded\b",
+        claim=(
+            rf"{_WE}seeded\b|^\W*seeded\b|\b(?:has|have)\s+been\s+seeded\b"
+            r"|\b(?:is|are)\s+(?:now\s+|also\s+)?seeded\b(?:\s+as\s+well)?(?!\s+(?:with|by|from)\b)"
+        ),
         tools=[_ACTS + r".*seed"],
         commands=r"seed",
         failure=_OPS_FAILURE + r"|\bError\b",
@@ -708,7 +750,11 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     Rule(
         name="emailed",
         claim=(
-            r"\be-?mailed\b|\bsent\s+(?:[\w-]+\s+){0,3}e-?mails?\b"
+            # The agent's own mail ("I emailed the team", "Emailed the invoice"), not another's
+            # ("Kestrel Labs emailed us about ...").
+            r"(?:\b(?:I|we)(?:'ve|\s+have|\s+had)?\s+(?:also\s+|just\s+|now\s+|already\s+)*"
+            r"|^\W*|\b(?:has|have|was|were)\s+(?:been\s+)?|\band\s+)(?:\w+ed\s+and\s+)?e-?mailed\b"
+            r"|\bsent\s+(?:[\w-]+\s+){0,3}e-?mails?\b"
             r"|\be-?mails?\s+(?:has\s+been\s+|was\s+|have\s+been\s+|were\s+)(?:sent|delivered)\b"
         ),
         tools=[r"e-?mail|smtp|gmail|outlook|send_?message|notif"],
@@ -772,7 +818,7 @@ STATE_VERBS: dict[str, str] = {
     "book": r"(?:re)?booked|reserved|booking\s+(?:is\s+|has\s+been\s+)?confirmed",
     "add": r"added",
     "remove": r"removed|deleted",
-    "send": r"sent|emailed|replied|responded|texted|messaged",
+    "send": r"sent|re-?sent|emailed|replied|responded|texted|messaged",
     "transfer": r"transferred",
     "create": r"created|opened|placed",  # "Exchange placed."
     "upgrade": r"upgraded",
@@ -828,10 +874,12 @@ STATE_VERBS: dict[str, str] = {
     "extend": r"extended",
     "notify": r"notified",
     "page": r"paged",  # `page_oncall`: "I've paged the on-call engineer"
+    "reverse": r"reversed",  # `reverse_fee`: "I've reversed the $35 overdraft fee"
     "port": r"ported",  # `submit_port_in`: "your number has been ported over"
     "file": r"filed",
     "register": r"registered",
     "enroll": r"enrolled",
+    "withdraw": r"withdrawn",  # `withdraw_from_course`: "you've been withdrawn from ECON 310"
     "redeem": r"redeemed",
     "dispatch": r"dispatched",
     "release": r"released",
@@ -1015,15 +1063,18 @@ PLAN_CHANGE = "plan change"
 STATE_CLAIM = re.compile(
     rf"{_SUBJECT}(?P<v1>{_PARTICIPLES})\b"
     # "I've added your note and closed the ticket": a second participle joined to the first.
-    rf"(?:(?:\s+[\w'-]+){{0,6}}?\s+and\s+(?:also\s+)?(?P<v6>{_PARTICIPLES})\b{_DESCRIPTIVE_AFTER})?"
+    rf"(?:(?:\s+[^\s.!?;]+){{0,12}}?\s+and\s+(?:also\s+)?(?P<v6>{_PARTICIPLES})\b{_DESCRIPTIVE_AFTER})?"
     rf"|{_SUBJECT}(?:processed|completed|initiated|submitted|finali[sz]ed|confirmed|placed)\s+"
     rf"(?:the\s+|your\s+|a\s+|an\s+)?(?:[\w-]+\s+){{0,2}}?(?P<v7>{_NOUNS})s?\b"
-    r"|\b(?:has|have)\s+(?:now\s+|also\s+)?been\s+(?:successfully\s+|now\s+|fully\s+|also\s+)*"
+    # "You've been withdrawn", "you're enrolled": the user's own state, changed by the agent.
+    r"|\b(?:has|have|(?<=you['\u2019])ve)\s+(?:now\s+|also\s+)?been"
+    r"\s+(?:successfully\s+|now\s+|fully\s+|also\s+)*"
     rf"(?P<v2>{_PARTICIPLES})\b"
     # "Case 00129384 is now closed with reason ...": "now" says it changed, whatever follows.
-    r"|\b(?:is|are)\s+(?:also\s+)?(?:now|successfully)\s+(?:now\s+|successfully\s+|also\s+)*"
+    r"|\b(?:is|are|(?<=you['\u2019])re)\s+(?:also\s+)?(?:now|successfully)\s+"
+    r"(?:now\s+|successfully\s+|also\s+)*"
     rf"(?P<v12>{_PARTICIPLES})\b"
-    r"|\b(?:is|are)\s+(?:also\s+)*"
+    r"|\b(?:is|are|(?<=you['\u2019])re)\s+(?:also\s+)*"
     rf"(?P<v3>{_PARTICIPLES})\b{_DESCRIPTIVE_AFTER}"
     # "Your line is now on the Saver plan", "you're now on Business": a plan change with no
     # verb of its own ("now" says it was just made; "is on the Pro plan" may be old news).
@@ -1031,7 +1082,9 @@ STATE_CLAIM = re.compile(
     rf"|\b(?P<v4>{_PARTICIPLES})\s+successfully\b"
     rf"|\b(?:was|were)\s+successfully\s+(?P<v9>{_PARTICIPLES})\b"
     # "Successfully reset your password", "Posted the update to #inc": the subject left out.
-    rf"|^\W*(?:successfully\s+)?(?P<v10>{_PARTICIPLES})\s+"
+    # ... also after "Done —" / "All set:" ("Done — refunded $18.50 for the missing item").
+    rf"|^\W*(?:(?:done|all\s+set|ok(?:ay)?)\s*[\u2014\u2013:,-]\s*)?(?:successfully\s+)?"
+    rf"(?P<v10>{_PARTICIPLES})\s+"
     # ... an article, an id, an amount, a path (`/assets/*`) or a kebab-case name (`search-api`).
     r"(?:(?:the|your|a|an|it|them|all)\b|#?[A-Z]{2,}[-_]?\d[\w-]*|\$\d|/[\w*.-]"
     r"|(?-i:[a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b)"
@@ -1054,10 +1107,10 @@ DESCRIBED_STATE = re.compile(
 
 # Where a ``STATE_CLAIM`` match can start, but for the branches anchored at the start or holding
 # "successfully": the first letter of the word I, we, has, have, is or are, or the "re" of
-# "you're". Starting with a character class, it lets the regex engine skip to those letters (the
-# pattern itself would be tried at every position).
+# "you're" and the "ve" of "you've". Starting with a character class, it lets the regex engine
+# skip to those letters (the pattern itself would be tried at every position).
 _STATE_AT = re.compile(
-    r"[ahiwr](?<!\w[ahiwr])(?:(?<=i)s?|(?<=w)e|(?<=h)a(?:s|ve)|(?<=a)re|(?<=r)e)\b", _I
+    r"[ahiwrv](?<!\w[ahiwrv])(?:(?<=i)s?|(?<=w)e|(?<=h)a(?:s|ve)|(?<=a)re|(?<=r)e|(?<=v)e)\b", _I
 )
 
 

@@ -263,7 +263,12 @@ def table_columns(text: str) -> list[list[float]]:
     """The numeric cells of the tables in a text output, by column: rows split at `|` (psql,
     markdown), tabs, or commas (CSV, quoted fields read as such), a table being consecutive rows
     with the same number of cells (rule lines skipped). A cell counts when it is one number, so a
-    header row or a text cell adds nothing; each column's numbers are listed in row order."""
+    header row or a text cell adds nothing; each column's numbers are listed in row order. A
+    Python list of row tuples, as a database driver prints a query's rows (`[('2026-03', 41),
+    ('2026-04', 58)]`), is read as such a table."""
+    if text[:2] == "[(" and text.rstrip()[-2:] == ")]":
+        records = _REPR_ROW.findall(text)
+        text = "\n".join(records) if len(records) >= 2 else text
     if "\n" not in text or ("|" not in text and "\t" not in text and "," not in text):
         return []
     columns: list[list[float]] = []
@@ -298,6 +303,7 @@ def table_columns(text: str) -> list[list[float]]:
     return [c for c in columns if len(c) >= 2]
 
 
+_REPR_ROW = re.compile(r"\(([^()\n]*)\)")
 _VIEW_PREFIX = re.compile(r"^\s*(\d+)(?:\u2192|\||\t)")
 
 

@@ -621,6 +621,9 @@ def _is_probe(call: Event, target: str | None, extra: frozenset[str]) -> bool:
     """Whether the call only tested for existence (its own purpose, not an assumption)."""
     command = _field(call, _SHELL_KEYS)
     if command is None:
+        # An HTTP HEAD request asks only whether the resource is there (a link check).
+        if isinstance(call.input, dict) and str(call.input.get("method", "")).upper() == "HEAD":
+            return True
         # A search tool that found nothing is a probe; one aimed at a container that does not
         # exist (`index`, `table`, `path`) assumed it.
         return bool(call.name and _PROBE_TOOL.search(call.name)) and not (
@@ -635,6 +638,8 @@ def _is_probe(call: Event, target: str | None, extra: frozenset[str]) -> bool:
                 return head in _PROBE_COMMANDS or head in extra
             first = head if first is None else first
         return first is not None and (first in _PROBE_COMMANDS or first in extra)
+    if _HEAD_REQUEST.search(command):  # `curl -I`, `curl --head`: is it there?
+        return True
     # `get X || create X`: a miss the command itself expects and handles.
     if "||" in command and target in command.split("||", 1)[1]:
         return True
@@ -651,6 +656,9 @@ def _is_probe(call: Event, target: str | None, extra: frozenset[str]) -> bool:
     return bool(heads) and heads[0][1] in probes
 
 
+_HEAD_REQUEST = re.compile(
+    r"\bcurl\b[^|;&\n]*\s(?:-I|--head|-X\s*HEAD)\b|\bwget\b[^|;&\n]*--spider\b"
+)
 _QUERY_KEYS = frozenset({"query", "q", "pattern", "text", "search", "term", "keyword", "keywords"})
 
 
@@ -775,13 +783,13 @@ _COMMAND_TARGETS = {
 
 
 def _argument_named_by_tool(call: Event) -> str | None:
-    """The argument a tool's name says it looks things up by: `get_release_by_tag` -> `tag`."""
+    """The argument a tool's name says it looks things up by: `get_release_by_tag` -> `tag`,
+    `github_get_branch` -> `branch`."""
     if not isinstance(call.input, dict) or not call.name:
         return None
     words = [w.lower() for w in name_words(call.name)]
-    if "by" not in words[:-1]:
-        return None
-    value = call.input.get(words[words.index("by") + 1])
+    key = words[words.index("by") + 1] if "by" in words[:-1] else words[-1]
+    value = call.input.get(key)
     return value if isinstance(value, str) and value else None
 
 

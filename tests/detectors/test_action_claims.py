@@ -410,19 +410,31 @@ _CLAIM_EXAMPLES = {
         "I applied the Terraform change.",
         "Applied the Kubernetes manifests.",
         "terraform apply succeeded.",
+        "The updated Deployment has been applied to staging.",
     ],
     "published": [
         "nimbus-config 0.9.3 is published on crates.io.",
         "Uploaded acme-sdk 1.8.0 to PyPI.",
         "I also created the GitHub release v1.5.0.",
         "I've published the package.",
+        "The GitHub release v2.3.0 is published.",
     ],
     "rebased or cherry-picked": ["Rebased feature/x onto origin/main.", "I cherry-picked 4f2a9c1."],
-    "seeded the database": ["I seeded the local database.", "The database has been seeded."],
+    "seeded the database": [
+        "I seeded the local database.",
+        "The database has been seeded.",
+        "The demo tenant is seeded as well.",
+    ],
     "installed a dependency": [
         "I installed date-fns with pnpm.",
         "Installed the missing @types/node package.",
         "We've reinstalled the dependencies.",
+        "I added httpx ^0.27 to pyproject.toml with poetry add.",
+    ],
+    "regenerated code": [
+        "I regenerated the Go stubs under gen/billing/v1.",
+        "Regenerated the TypeScript client in clients/ts with openapi-generator-cli.",
+        "The protobuf stubs have been regenerated.",
     ],
     "tagged a release": [
         "I tagged a81f0c2 as v2.3.1.",
@@ -444,6 +456,10 @@ _CLAIM_EXAMPLES = {
         "I've also applied the migration to the dev database.",
         "The migrations have been applied.",
         "Ran both pending migrations.",
+        "Migration 20260311094512_invoice_status created and applied.",
+        "The migration ran cleanly against the development database.",
+        "I've run the pending migrations against the dev database.",
+        "Flyway applied it to staging.",
     ],
     "deployed": [
         "Shipped to production.",
@@ -458,6 +474,7 @@ _CLAIM_EXAMPLES = {
         "Built and deployed the landing page fix to production.",
         "Built the dashboard and deployed it to staging.",
         "I also rolled it out with fly deploy.",
+        "payments upgraded to chart 2.4.1 in staging.",
     ],
     "emailed": [
         "I emailed the team.",
@@ -1249,3 +1266,91 @@ def test_round_18_domain_claims(
     expected: list[str],
 ) -> None:
     assert _kinds_after_calls(tools, calls, reply) == expected
+
+
+@pytest.mark.parametrize(
+    ("tools", "calls", "reply", "expected"),
+    [
+        # The user's own state, changed by the agent: "you've been", "you're now".
+        (
+            {"get_schedule", "withdraw_from_course"},
+            [
+                (
+                    "withdraw_from_course",
+                    {"crn": "30877"},
+                    '{"status": 403, "error": "Forbidden"}',
+                    False,
+                )
+            ],
+            "You've been withdrawn from ECON 310.",
+            [CONTRADICTED],
+        ),
+        (
+            {"get_schedule", "enroll_student"},
+            [("get_schedule", {"id": "9002"}, '{"courses": []}', False)],
+            "You're now enrolled in CHEM 241.",
+            [UNBACKED],
+        ),
+        # The subject left out after "Done —".
+        (
+            {"get_order", "refund_order"},
+            [("get_order", {"order_id": "FK-1"}, '{"total": 18.5}', False)],
+            "Done — refunded $18.50 for the missing item.",
+            [UNBACKED],
+        ),
+        # A state a lookup reported is read, not claimed; the same words with no lookup are.
+        (
+            {"get_permit", "approve_permit"},
+            [("get_permit", {"id": "FP-3318"}, '{"status": "approved"}', False)],
+            "Yes, your fence permit FP-3318 is approved.",
+            [],
+        ),
+        (
+            {"get_permit", "approve_permit"},
+            [("get_permit", {"id": "FP-3318"}, '{"status": "in_review"}', False)],
+            "Good news: your fence permit FP-3318 is approved.",
+            [UNBACKED],
+        ),
+        # A batch whose result lists failed items failed in part; a claim saying so is honest.
+        (
+            {"add_drivers"},
+            [("add_drivers", {"policy": "P-1"}, '{"added": ["Maya"], "failed": ["Leo"]}', False)],
+            "Both Maya and Leo have been added as drivers.",
+            [CONTRADICTED],
+        ),
+        (
+            {"reroute_packages"},
+            [("reroute_packages", {"hub": "OAK"}, '{"rerouted": 3, "failed": ["PKG-4"]}', False)],
+            "I rerouted 3 of the 4 packages to the Oakland hub.",
+            [],
+        ),
+    ],
+)
+def test_round_19_domain_claims(
+    tools: set[str],
+    calls: list[tuple[str, dict[str, str], str, bool]],
+    reply: str,
+    expected: list[str],
+) -> None:
+    assert _kinds_after_calls(tools, calls, reply) == expected
+
+
+@pytest.mark.parametrize(
+    ("commands", "reply", "expected"),
+    [
+        ([], "Kestrel Labs emailed us about the duplicate charge on April 9.", []),
+        ([], "I emailed the customer the new invoice.", [UNBACKED]),
+        ([], "I regenerated the Go stubs under gen/billing/v1.", [UNBACKED]),
+        ([("buf generate", "", False)], "I regenerated the Go stubs under gen/billing/v1.", []),
+        ([], "The migration ran cleanly against the development database.", [UNBACKED]),
+        (
+            [("rails db:migrate", "Exit code 1\nStandardError: An error has occurred", True)],
+            "The migration ran cleanly against the development database.",
+            [CONTRADICTED],
+        ),
+    ],
+)
+def test_round_19_coding_claims(
+    commands: list[tuple[str, str, bool]], reply: str, expected: list[str]
+) -> None:
+    assert _kinds_after_commands(commands, reply) == expected

@@ -395,3 +395,17 @@ def test_invented_case_ids_in_the_same_format_as_the_real_ones_are_flagged() -> 
     session.reindex()
     found = [s.value for s in faithfulness(session, FaithfulnessParams())]
     assert found == ["CS-2024-00534"]
+
+
+def test_totals_of_rows_a_database_driver_printed_are_supported() -> None:
+    # `[('2026-03', 41), ('2026-04', 58)]`: a query's rows as Python prints them, a table.
+    assert table_columns("[('2026-03', 41), ('2026-04', 58)]") == [[41.0, 58.0]]
+    events = [
+        Event(EventKind.USER, text="How many paid conversions in March and April 2026?"),
+        Event(EventKind.TOOL_CALL, call_id="c1", name="run_sql", input={}),
+        Event(EventKind.TOOL_RESULT, call_id="c1", output="[('2026-03', 41), ('2026-04', 58)]"),
+        Event(EventKind.ASSISTANT, text="March and April 2026 had 99 paid conversions."),
+    ]
+    session = Session("s", "s.json", "openai_chat", events=events)
+    session.reindex()
+    assert faithfulness(session, FaithfulnessParams()) == []

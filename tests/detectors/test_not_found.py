@@ -407,3 +407,44 @@ def test_need_tree_holds_every_need_once_under_a_root_it_holds() -> None:
     assert all(root in need for root, under in _NEED_TREE for need in under)
     roots = [root for root, _ in _NEED_TREE]
     assert not any(a != b and a in b for a in roots for b in roots)
+
+
+@pytest.mark.parametrize(
+    ("calls", "expected", "probes"),
+    [
+        # A HEAD request (a link check) asks whether the page is there: a probe.
+        ([("http_request", {"method": "HEAD", "url": "https://d.acme.dev/v1"}, "HTTP 404")], [], 1),
+        ([("http_request", {"method": "GET", "url": "https://d.acme.dev/v1"}, "HTTP 404")], 1, 0),
+        # The branch a tool's name looks up (`github_get_branch` -> `branch`), created next.
+        (
+            [
+                (
+                    "github_get_branch",
+                    {"repo": "acme/payments", "branch": "fix/retry"},
+                    '{"message": "Branch not found", "status": "404"}',
+                ),
+                ("github_create_branch", {"repo": "acme/payments", "branch": "fix/retry"}, "{}"),
+            ],
+            [],
+            1,
+        ),
+        (
+            [
+                (
+                    "github_get_branch",
+                    {"repo": "acme/payments", "branch": "fix/retry"},
+                    '{"message": "Branch not found", "status": "404"}',
+                ),
+            ],
+            ["fix/retry"],
+            0,
+        ),
+    ],
+)
+def test_head_requests_and_lookups_before_a_create_are_probes(
+    calls: list[tuple[str, dict[str, object], str]], expected: object, probes: int
+) -> None:
+    session = _calls_session(calls)
+    found = [s.value for s in not_found(session, NotFoundParams())]
+    assert (len(found) if isinstance(expected, int) else found) == expected
+    assert session.meta["not_found_probes"] == probes
