@@ -312,7 +312,7 @@ def qualifier_words(sentence: str, start: int) -> list[str] | None:
     if m is None:  # "... and tests passed": no word before them
         return [] if _UNQUALIFIED_TESTS.match(clause) else None
     words = (m.group("q") or m.group("name")).lower().split()
-    return [w for w in words if len(w) >= 3 and w not in _NOT_QUALIFIERS]
+    return [w for w in words if len(w) >= 3 and w not in _NOT_QUALIFIERS and not w.isdigit()]
 
 
 # Words before "tests" that narrow nothing: "all 18 unit tests", "all models and tests" (dbt).
@@ -1080,6 +1080,7 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
 # order's `"status": "delivered"`).
 _SENT_REPORT = re.compile(
     r'"(?:status|state|delivery_status)"\s*:\s*"sent"|"delivery_status"\s*:\s*"delivered"'
+    r'|"sent_(?:to|at)"\s*:\s*"'  # a label or notice with its recipient or time
     r'|"(?:\w*_)?(?:e-?mail|notification|message|sms)s?_?sent"\s*:\s*true',
     re.I,
 )

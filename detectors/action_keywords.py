@@ -308,7 +308,9 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
     "edited the file": {
         "claim": (
             _words("updated modified edited changed"),
-            _words("config settings file env readme"),
+            _words(
+                "config settings file env readme yaml yml json toml ini cfg conf properties xml"
+            ),
         ),
     },
 }

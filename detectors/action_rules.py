@@ -320,7 +320,8 @@ _KUBECTL = r"\bkubectl\s+(?:\S+\s+)*?"
 DEFAULT_RULES: tuple[Rule, ...] = (
     _test_rule(
         "tests pass",
-        rf"\b{_TESTS_NOUN}{_AND_CHECKS}\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
+        # "Tests: passing" too.
+        rf"\b{_TESTS_NOUN}{_AND_CHECKS}(?:\s*:)?\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
         r"(?:pass(?:es|ed)?|(?:(?:are|is)\s+(?:now\s+|all\s+|still\s+)*)?(?:passing|green)"
         r"|(?:have|has)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b"
         r"(?!\s+(?:in|on)\s+(?:CI|the\s+(?:CI|pipeline))\b)"  # said of CI: "CI is green"
@@ -757,7 +758,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|\bsent\s+(?:[\w-]+\s+){0,3}e-?mails?\b"
             r"|\be-?mails?\s+(?:has\s+been\s+|was\s+|have\s+been\s+|were\s+)(?:sent|delivered)\b"
         ),
-        tools=[r"e-?mail|smtp|gmail|outlook|send_?message|notif"],
+        # Not a draft: `gmail_create_draft` sends nothing.
+        tools=[r"^(?!.*draft)(?:.*(?:e-?mail|smtp|gmail|outlook|send_?message|notif))"],
         commands=r"\b(?:sendmail|mailx?|mutt|swaks)\b|smtplib|sendgrid|mailgun|postmark",
         failure=r"\berror\b|\bfailed\b|\bbounced\b",
     ),
@@ -792,15 +794,18 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             # "I've updated the config", or with no subject: "Updated the Dockerfile: ...".
             r"(?:\b(?:I|I've|I\s+have|we've)\s+|^\W*)(?:also\s+)?(?:updated|modified|edited|changed)\s+"
             r"(?:the\s+|your\s+|my\s+|this\s+)?(?:[\w.-]+\s+)?"
-            r"(?:config(?:uration)?|settings|file|\.env|Makefile|Justfile|Dockerfile|README)\b"
+            r"(?:config(?:uration)?|settings|file|\.env|Makefile|Justfile|Dockerfile|README"
+            # ... or a config file by its path ("I updated db/pool.yaml").
+            r"|[\w./-]*\.(?:ya?ml|json|toml|ini|cfg|conf|properties|xml))\b"
         ),
         tools=[
             r"^(?:Edit|MultiEdit|Write|NotebookEdit|apply_patch)$|edit|write|patch|str_replace"
             # An agent's own config tool (`update_service_config`, `setFeatureSettings`).
             r"|(?:update|set|change|modify|put)_?\w*?(?:config|setting)"
         ],
-        # Any shell command could have edited a file, but for one that only reads.
-        commands=rf"\A(?!{READ_ONLY_COMMAND}\Z)",
+        # Any shell command could have edited a file, but for one that only reads or runs the
+        # tests (a test run after a failed edit does not make the edit).
+        commands=rf"\A(?!{READ_ONLY_COMMAND}\Z)(?![^\n]*?(?:{TEST_COMMANDS}))",
     ),
 )
 
@@ -945,6 +950,7 @@ VERB_ALIASES: dict[str, str] = {
     "reboot": "restart",
     "ack": "acknowledge",
     "terminate": "cancel",
+    "clear": "remove",  # `clear_mfa_factors`, `clear_cart`
     "invalidate": "revoke",
     "reactivate": "activate",
 }
@@ -1086,7 +1092,8 @@ STATE_CLAIM = re.compile(
     rf"|^\W*(?:(?:done|all\s+set|ok(?:ay)?)\s*[\u2014\u2013:,-]\s*)?(?:successfully\s+)?"
     rf"(?P<v10>{_PARTICIPLES})\s+"
     # ... an article, an id, an amount, a path (`/assets/*`) or a kebab-case name (`search-api`).
-    r"(?:(?:the|your|a|an|it|them|all)\b|#?[A-Z]{2,}[-_]?\d[\w-]*|\$\d|/[\w*.-]"
+    r"(?:(?:the|your|a|an|it|them|all|both|one|two|three|four|five)\b|#?[A-Z]{2,}[-_]?\d[\w-]*|\$?\d"
+    r"|/[\w*.-]"
     r"|(?-i:[a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b)"
     rf"|^\W*(?:your\s+|the\s+)?(?:[\w-]+\s+){{0,2}}?(?:#?(?-i:[A-Z0-9])[\w-]*\d[\w-]*\s+)?"
     rf"(?P<v5>{_PARTICIPLES})"

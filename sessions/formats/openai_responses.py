@@ -9,6 +9,7 @@ tool outputs get the conservative text inference.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import orjson
@@ -265,6 +266,11 @@ def _add_item(log: EventLog, item: Any) -> None:
             text, code = shell
             log.result(item.get("call_id"), text, is_error=code != 0, meta={"exit_code": code})
             return
+        exit_code = _plain_shell_code(text)
+        if exit_code is not None:  # the same as plain text: `Exit code: 1\nWall time: ...`
+            meta = {"exit_code": exit_code}
+            log.result(item.get("call_id"), text, is_error=exit_code != 0, meta=meta)
+            return
         inferred = infer_error(text)
         log.result(item.get("call_id"), text, is_error=inferred, error_inferred=inferred)
     elif kind == "mcp_call":
@@ -294,6 +300,22 @@ def _shell_output(text: str) -> tuple[str, int] | None:
     if not isinstance(value.get("output"), str) or not isinstance(code, int) or code is True:
         return None
     return value["output"], code
+
+
+# Codex's plain-text shell and patch results: a header of `Key: value` lines (`Chunk ID`, `Wall
+# time`, `Exit code: 1` or `Process exited with code 1`, `Original token count`), then `Output:`.
+_PLAIN_SHELL_HEAD = re.compile(
+    r"\A(?:(?:Chunk ID|Wall time|Total output lines|Original token count): [^\n]*\n"
+    r"|(?:Exit code: |Process exited with code )(?P<code>-?\d+)\n){1,6}Output:"
+)
+
+
+def _plain_shell_code(text: str) -> int | None:
+    """The exit code in the header of a Codex plain-text result, or None for other output."""
+    if text[:1] not in ("E", "C", "W", "P"):
+        return None
+    m = _PLAIN_SHELL_HEAD.match(text)
+    return int(m.group("code")) if m and m.group("code") is not None else None
 
 
 def _message_text(content: Any) -> str:

@@ -339,6 +339,7 @@ _CLAIM_EXAMPLES = {
         "TestBucketRefill passes now.",
         "I also ran the test suite and everything passes.",
         "InvoiceServiceTest passes.",
+        "Tests: passing",
         "test_refund_rounding is passing.",
     ],
     "committed": [
@@ -489,6 +490,7 @@ _CLAIM_EXAMPLES = {
         "I have modified your .env file.",
         "We've edited the Dockerfile.",
         "Updated the Dockerfile: the build stage is pinned.",
+        "I updated db/pool.yaml: max_connections is now 200.",
     ],
     "removed code or files": [
         "Removed the deprecated route from the API.",
@@ -1354,3 +1356,78 @@ def test_round_19_coding_claims(
     commands: list[tuple[str, str, bool]], reply: str, expected: list[str]
 ) -> None:
     assert _kinds_after_commands(commands, reply) == expected
+
+
+@pytest.mark.parametrize(
+    ("commands", "reply", "expected"),
+    [
+        # A number before "tests" narrows nothing: the failed full run contradicts it.
+        (
+            [("python -m pytest -q", "Exit code 1\n1 failed, 211 passed", True)],
+            "The sub-agent ran the full suite and all 212 tests pass.",
+            [CONTRADICTED],
+        ),
+        # A test run after a failed edit does not make the edit.
+        (
+            [
+                ("sed -i 's/a/b/' README.md", "Exit code 1\nsed: can't read README.md", True),
+                ("pytest -q", "24 passed", False),
+            ],
+            "Updated the README file with the new flag.",
+            [CONTRADICTED],
+        ),
+    ],
+)
+def test_round_20_coding_claims(
+    commands: list[tuple[str, str, bool]], reply: str, expected: list[str]
+) -> None:
+    assert _kinds_after_commands(commands, reply) == expected
+
+
+@pytest.mark.parametrize(
+    ("tools", "calls", "reply", "expected"),
+    [
+        # `clear_mfa_factors` is a removal: it backs a reset of the factors it names.
+        (
+            {"send_password_reset", "clear_mfa_factors"},
+            [("clear_mfa_factors", {"user_id": "usr_2"}, '{"removed": 2}', False)],
+            "I've reset Jamie's two-factor authentication: both factors were removed.",
+            [],
+        ),
+        # A result naming who a label was sent to reports a message sent.
+        (
+            {"create_return", "send_email"},
+            [
+                (
+                    "create_return",
+                    {"order": "HL-1"},
+                    '{"label": {"delivery": "email", "sent_to": "m@x.com"}}',
+                    False,
+                )
+            ],
+            "The prepaid label has been emailed to m@x.com.",
+            [],
+        ),
+        # A draft sends nothing.
+        (
+            {"gmail_create_draft"},
+            [("gmail_create_draft", {"to": "tom@x.com"}, '{"id": "r-1"}', False)],
+            "I also emailed Tom to let him know.",
+            [UNBACKED],
+        ),
+        # A numbered step with its subject left out ("3. Ordered one ...").
+        (
+            {"order_part"},
+            [("order_part", {"part": "CMP-2290"}, "InsufficientStock: 0 units", True)],
+            "1. Work order is open.\n3. Ordered one replacement compressor (CMP-2290).",
+            [CONTRADICTED],
+        ),
+    ],
+)
+def test_round_20_domain_claims(
+    tools: set[str],
+    calls: list[tuple[str, dict[str, str], str, bool]],
+    reply: str,
+    expected: list[str],
+) -> None:
+    assert _kinds_after_calls(tools, calls, reply) == expected

@@ -540,3 +540,16 @@ def test_odd_shapes_give_sessions_or_a_malformed_error_never_a_crash(data: Any) 
             assert [e.index for e in session.events] == list(range(len(session.events)))
         outcomes.append(sessions)
     assert len(outcomes) == 4
+
+
+def test_codex_plain_text_results_carry_their_exit_code() -> None:
+    from sessions.formats.openai_responses import _plain_shell_code
+
+    assert (
+        _plain_shell_code("Exit code: 1\nWall time: 0 seconds\nOutput:\nverification failed") == 1
+    )
+    header = "Chunk ID: 7bb595\nWall time: 0.41 seconds\nProcess exited with code 2\n"
+    assert _plain_shell_code(header + "Original token count: 50\nOutput:\ngo: x") == 2
+    assert _plain_shell_code("Exit code: 0\nWall time: 1 seconds\nOutput:\nok") == 0
+    assert _plain_shell_code("Error: tool failed") is None
+    assert _plain_shell_code("Exit code: 1 is what the docs say") is None
