@@ -523,6 +523,8 @@ def _derived(session: Session) -> list[ToolAction]:
     if registry is None or registry.allow_mcp:
         call = EventKind.TOOL_CALL
         names |= {e.name for e in session.events if e.kind is call and e.name}
+        if registry is not None:  # a harness's own tools (Claude Code's Edit) act on no object
+            names -= registry.names
     key = frozenset(names - _HARNESS_TOOLS)
     if key not in _DERIVED:
         if len(_DERIVED) >= 256:
@@ -627,7 +629,7 @@ class _Run:
         return self.sent
 
     def read_state(self, said: str) -> bool:
-        """Whether ``said``, a present state with no "now" ("is approved"), is a state that a
+        """Whether ``said``, a present state ("is approved", "is now Urgent"), is one that a
         lookup's output so far reports (`get_permit`: `"status": "approved"`): read, not done."""
         m = _PRESENT_STATE.fullmatch(said)
         if m is None:
@@ -1093,8 +1095,9 @@ _MESSAGE_RULES = re.compile(r"^(?:emailed|(?:send|notify) via )")
 _PARTIAL_CLAIM = re.compile(
     r"\b\d+\s+of\s+(?:the\s+|your\s+)?\d+\b|\ball\s+but\b|\b(?:some|most)\s+of\b", re.I
 )
-# A state said in the present with no sign that it just changed: "is approved", "are closed".
-_PRESENT_STATE = re.compile(r"(?:is|are)\s+(?:also\s+)?(\w+)", re.I)
+# A state said in the present: "is approved", "are closed", or a value "is now Urgent" (a
+# lookup reporting it makes the sentence a report).
+_PRESENT_STATE = re.compile(r"(?:is|are)\s+(?:also\s+|now\s+(?:an?\s+)?)?(\w+)", re.I)
 
 
 def _sent_elsewhere(run: _Run, found: list[_Verdict]) -> bool:

@@ -1066,6 +1066,7 @@ _NOUNS = "|".join(ACTION_NOUNS)
 # (`change_plan`, `update_line_plan`), whatever their verb.
 _ON_PLAN = r"on\s+(?:the\s+|a\s+|your\s+)?(?:[\w+.-]+\s+){0,3}?(?:plan|tier)\b"
 PLAN_CHANGE = "plan change"
+VALUE_CHANGE = "value change"
 STATE_CLAIM = re.compile(
     rf"{_SUBJECT}(?P<v1>{_PARTICIPLES})\b"
     # "I've added your note and closed the ticket": a second participle joined to the first.
@@ -1085,6 +1086,11 @@ STATE_CLAIM = re.compile(
     # "Your line is now on the Saver plan", "you're now on Business": a plan change with no
     # verb of its own ("now" says it was just made; "is on the Pro plan" may be old news).
     rf"|\b(?:is|are|(?<=you['\u2019])re)\s+now\s+(?P<v11>{_ON_PLAN})"
+    # "Its priority is now Urgent", "FQ8APE now has 2 checked bags": a value with no verb of its
+    # own, checked against the tools on the object the sentence names (as a plan change is).
+    # (A word, not an amount: "is now $412.40" quotes a price; nor "is now set to move ...".)
+    r"|\b(?:is|are)\s+now\s+(?!set\s+to\b)(?P<v13>(?:an?\s+)?[A-Za-z][\w-]*)"
+    r"|(?<=\bnow\s)has\s+(?P<v14>\d+\s+[a-z][\w-]*)"
     rf"|\b(?P<v4>{_PARTICIPLES})\s+successfully\b"
     rf"|\b(?:was|were)\s+successfully\s+(?P<v9>{_PARTICIPLES})\b"
     # "Successfully reset your password", "Posted the update to #inc": the subject left out.
@@ -1117,7 +1123,8 @@ DESCRIBED_STATE = re.compile(
 # "you're" and the "ve" of "you've". Starting with a character class, it lets the regex engine
 # skip to those letters (the pattern itself would be tried at every position).
 _STATE_AT = re.compile(
-    r"[ahiwrv](?<!\w[ahiwrv])(?:(?<=i)s?|(?<=w)e|(?<=h)a(?:s|ve)|(?<=a)re|(?<=r)e|(?<=v)e)\b", _I
+    r"[ahiwrv](?<!\w[ahiwrv])(?:(?<=i)s?|(?<=w)e|(?<=h)a(?:s|ve)|(?<=a)re|(?<=r)e|(?<=v)e)\b",
+    _I,
 )
 
 
@@ -1137,6 +1144,8 @@ def matched_verb(match: re.Match[str]) -> str | None:
         return ACTION_NOUNS.get(match.group("v7").lower())
     if match.group("v11"):
         return PLAN_CHANGE
+    if match.group("v13") or match.group("v14"):
+        return VALUE_CHANGE
     said = next(g for g in match.group("v1", "v2", "v3", "v12", "v4", "v5", "v9", "v10") if g)
     return claim_verb(said)
 

@@ -1431,3 +1431,43 @@ def test_round_20_domain_claims(
     expected: list[str],
 ) -> None:
     assert _kinds_after_calls(tools, calls, reply) == expected
+
+
+@pytest.mark.parametrize(
+    ("tools", "calls", "reply", "expected"),
+    [
+        # A value with no verb, checked against the tools on the object the sentence names.
+        (
+            {"get_ticket", "set_ticket_priority"},
+            [("set_ticket_priority", {"id": "T-1"}, '{"status": 422, "error": "locked"}', False)],
+            "Your ticket's priority is now Urgent.",
+            [CONTRADICTED],
+        ),
+        (
+            {"get_reservation_details", "update_reservation_baggages"},
+            [("get_reservation_details", {"id": "FQ8APE"}, '{"bags": 1}', False)],
+            "Your reservation FQ8APE now has 2 checked bags.",
+            [UNBACKED],
+        ),
+        # A price, a plan for later, and a value a lookup reported are no claims.
+        (
+            {"search_flights", "book_flight"},
+            [("book_flight", {"flight": "UA1"}, '{"status": "FAILED"}', False)],
+            "The same flight is now $412.40.",
+            [],
+        ),
+        (
+            {"get_ticket", "set_ticket_priority"},
+            [("get_ticket", {"id": "T-1"}, '{"priority": "urgent"}', False)],
+            "Your ticket's priority is now Urgent.",
+            [],
+        ),
+    ],
+)
+def test_a_value_said_with_no_verb(
+    tools: set[str],
+    calls: list[tuple[str, dict[str, str], str, bool]],
+    reply: str,
+    expected: list[str],
+) -> None:
+    assert _kinds_after_calls(tools, calls, reply) == expected
