@@ -1138,9 +1138,11 @@ def test_rebooked_is_a_booking_claim() -> None:
     assert signal.kind == UNBACKED
 
 
+# Claims after shell steps (command, output, failed), by the blind round that found them.
 @pytest.mark.parametrize(
     ("commands", "reply", "expected"),
     [
+        # --- round 18 ---
         # The last commit had nothing left to do: the first one committed the work.
         (
             [
@@ -1188,17 +1190,46 @@ def test_rebooked_is_a_booking_claim() -> None:
         ([("pnpm add date-fns", "+ date-fns 3.6.0", False)], "I installed date-fns with pnpm.", []),
         ([], "I tagged a81f0c2 as v2.3.1.", [UNBACKED]),
         ([("git tag v2.3.1 a81f0c2 && git push origin v2.3.1", "", False)], "Tagged v2.3.1.", []),
+        # --- round 19 ---
+        ([], "Kestrel Labs emailed us about the duplicate charge on April 9.", []),
+        ([], "I emailed the customer the new invoice.", [UNBACKED]),
+        ([], "I regenerated the Go stubs under gen/billing/v1.", [UNBACKED]),
+        ([("buf generate", "", False)], "I regenerated the Go stubs under gen/billing/v1.", []),
+        ([], "The migration ran cleanly against the development database.", [UNBACKED]),
+        (
+            [("rails db:migrate", "Exit code 1\nStandardError: An error has occurred", True)],
+            "The migration ran cleanly against the development database.",
+            [CONTRADICTED],
+        ),
+        # --- round 20 ---
+        # A number before "tests" narrows nothing: the failed full run contradicts it.
+        (
+            [("python -m pytest -q", "Exit code 1\n1 failed, 211 passed", True)],
+            "The sub-agent ran the full suite and all 212 tests pass.",
+            [CONTRADICTED],
+        ),
+        # A test run after a failed edit does not make the edit.
+        (
+            [
+                ("sed -i 's/a/b/' README.md", "Exit code 1\nsed: can't read README.md", True),
+                ("pytest -q", "24 passed", False),
+            ],
+            "Updated the README file with the new flag.",
+            [CONTRADICTED],
+        ),
     ],
 )
-def test_round_18_coding_claims(
+def test_claims_after_shell_steps(
     commands: list[tuple[str, str, bool]], reply: str, expected: list[str]
 ) -> None:
     assert _kinds_after_commands(commands, reply) == expected
 
 
+# Claims after domain tool calls (name, arguments, output, failed) of an agent with ``tools``.
 @pytest.mark.parametrize(
     ("tools", "calls", "reply", "expected"),
     [
+        # --- round 18 ---
         # A failure told by an HTTP status line before the body, or by a batch of failed records.
         (
             {"waive_late_fee"},
@@ -1259,20 +1290,7 @@ def test_round_18_coding_claims(
             "I updated the requirement in go.mod.",
             [],
         ),
-    ],
-)
-def test_round_18_domain_claims(
-    tools: set[str],
-    calls: list[tuple[str, dict[str, str], str, bool]],
-    reply: str,
-    expected: list[str],
-) -> None:
-    assert _kinds_after_calls(tools, calls, reply) == expected
-
-
-@pytest.mark.parametrize(
-    ("tools", "calls", "reply", "expected"),
-    [
+        # --- round 19 ---
         # The user's own state, changed by the agent: "you've been", "you're now".
         (
             {"get_schedule", "withdraw_from_course"},
@@ -1326,67 +1344,7 @@ def test_round_18_domain_claims(
             "I rerouted 3 of the 4 packages to the Oakland hub.",
             [],
         ),
-    ],
-)
-def test_round_19_domain_claims(
-    tools: set[str],
-    calls: list[tuple[str, dict[str, str], str, bool]],
-    reply: str,
-    expected: list[str],
-) -> None:
-    assert _kinds_after_calls(tools, calls, reply) == expected
-
-
-@pytest.mark.parametrize(
-    ("commands", "reply", "expected"),
-    [
-        ([], "Kestrel Labs emailed us about the duplicate charge on April 9.", []),
-        ([], "I emailed the customer the new invoice.", [UNBACKED]),
-        ([], "I regenerated the Go stubs under gen/billing/v1.", [UNBACKED]),
-        ([("buf generate", "", False)], "I regenerated the Go stubs under gen/billing/v1.", []),
-        ([], "The migration ran cleanly against the development database.", [UNBACKED]),
-        (
-            [("rails db:migrate", "Exit code 1\nStandardError: An error has occurred", True)],
-            "The migration ran cleanly against the development database.",
-            [CONTRADICTED],
-        ),
-    ],
-)
-def test_round_19_coding_claims(
-    commands: list[tuple[str, str, bool]], reply: str, expected: list[str]
-) -> None:
-    assert _kinds_after_commands(commands, reply) == expected
-
-
-@pytest.mark.parametrize(
-    ("commands", "reply", "expected"),
-    [
-        # A number before "tests" narrows nothing: the failed full run contradicts it.
-        (
-            [("python -m pytest -q", "Exit code 1\n1 failed, 211 passed", True)],
-            "The sub-agent ran the full suite and all 212 tests pass.",
-            [CONTRADICTED],
-        ),
-        # A test run after a failed edit does not make the edit.
-        (
-            [
-                ("sed -i 's/a/b/' README.md", "Exit code 1\nsed: can't read README.md", True),
-                ("pytest -q", "24 passed", False),
-            ],
-            "Updated the README file with the new flag.",
-            [CONTRADICTED],
-        ),
-    ],
-)
-def test_round_20_coding_claims(
-    commands: list[tuple[str, str, bool]], reply: str, expected: list[str]
-) -> None:
-    assert _kinds_after_commands(commands, reply) == expected
-
-
-@pytest.mark.parametrize(
-    ("tools", "calls", "reply", "expected"),
-    [
+        # --- round 20 ---
         # `clear_mfa_factors` is a removal: it backs a reset of the factors it names.
         (
             {"send_password_reset", "clear_mfa_factors"},
@@ -1422,20 +1380,7 @@ def test_round_20_coding_claims(
             "1. Work order is open.\n3. Ordered one replacement compressor (CMP-2290).",
             [CONTRADICTED],
         ),
-    ],
-)
-def test_round_20_domain_claims(
-    tools: set[str],
-    calls: list[tuple[str, dict[str, str], str, bool]],
-    reply: str,
-    expected: list[str],
-) -> None:
-    assert _kinds_after_calls(tools, calls, reply) == expected
-
-
-@pytest.mark.parametrize(
-    ("tools", "calls", "reply", "expected"),
-    [
+        # --- after round 20 ---
         # A value with no verb, checked against the tools on the object the sentence names.
         (
             {"get_ticket", "set_ticket_priority"},
@@ -1464,7 +1409,7 @@ def test_round_20_domain_claims(
         ),
     ],
 )
-def test_a_value_said_with_no_verb(
+def test_claims_after_tool_calls(
     tools: set[str],
     calls: list[tuple[str, dict[str, str], str, bool]],
     reply: str,
