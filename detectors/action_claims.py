@@ -59,6 +59,8 @@ from detectors.action_rules import (
     state_claims,
     stem,
     tool_action,
+    tool_verb_action,
+    tool_verb_claims,
 )
 from detectors.invented_ids import input_strings
 from detectors.models import Severity, Signal
@@ -146,7 +148,8 @@ _UNQUALIFIED_TESTS = re.compile(
     r"^(?:(?:all|the|my|our)\s+)?(?:(?:whole|entire|full|complete)\s+)?(?:(?:\d+|the)\s+)?"
     r"(?:tests?|test\s+suites?)\b"
     rf"|^(?:the\s+)?(?:whole\s+|entire\s+|full\s+)?{RUNNER_SUBJECT}\s"  # "the Vitest suite"
-    r"|^(?:everything\s+(?:is\s+)?)?all\s+green\b",  # "all green": the whole suite
+    r"|^(?:everything\s+(?:is\s+)?)?all\s+green\b"  # "all green": the whole suite
+    r"|^everything(?:'s|\u2019s|\s+is)\s+(?:now\s+|still\s+|all\s+)*green\b",
     re.I,
 )
 # "your bag is added" is a claim, "you" is not; nor is the subject of a claim that starts at
@@ -265,6 +268,8 @@ def is_claim(sentence: str, start: int, end: int) -> bool:
     """Whether the match at ``start:end`` states a completed action (see module docstring)."""
     if sentence.rstrip().endswith("?") or _UNCHECKED.match(sentence):
         return False
+    if _REPORTED.match(sentence):  # "According to the port record, your number has been ported"
+        return False
     breaks = [m.end() for m in _CLAUSE_BREAK.finditer(sentence, 0, start)]
     prefix = sentence[breaks[-1] if breaks else 0 : start]
     if _SUBJECT_FIRST.match(sentence, start):
@@ -278,6 +283,8 @@ def is_claim(sentence: str, start: int, end: int) -> bool:
     return not _UNDONE_AFTER.match(sentence[end:])
 
 
+# A sentence that says whose record it reads: what follows is reported, not done.
+_REPORTED = re.compile(r"^\W*(?:according\s+to|per\s+(?:the|our|its|their|your)\s)", re.I)
 # An unchecked box of a markdown task list ("- [ ] Tests pass"): still to do.
 _UNCHECKED = re.compile(r"^[\s*+-]*\[ \]")
 
@@ -516,6 +523,12 @@ def _short(command: str) -> str:
 
 
 def _derived(session: Session) -> list[ToolAction]:
+    return _domain_tools(session)[0]
+
+
+def _domain_tools(session: Session) -> tuple[list[ToolAction], list[ToolAction]]:
+    """The session's domain tools as ``tool_action`` reads them, and those whose first word is
+    a verb the claims do not know (``tool_verb_action``)."""
     registry = session.registered_tools
     names: set[str] = set()
     if registry is not None and registry.source != "claude_code_builtin":
@@ -530,7 +543,11 @@ def _derived(session: Session) -> list[ToolAction]:
         if len(_DERIVED) >= 256:
             _DERIVED.clear()
         actions = [tool_action(n) for n in sorted(key)]
-        _DERIVED[key] = [a for a in actions if a is not None]
+        extra = [tool_verb_action(n) for n in sorted(key)]
+        _DERIVED[key] = (
+            [a for a in actions if a is not None],
+            [a for a in extra if a is not None],
+        )
     return _DERIVED[key]
 
 
@@ -540,7 +557,7 @@ _HARNESS_TOOLS = frozenset(
     {"update_plan", "TodoWrite", "todo_write", "write_todos", "think", "ExitPlanMode"}
 )
 # Tool names -> their actions: an agent's sessions share one tool set (`tool_action` is pure).
-_DERIVED: dict[frozenset[str], list[ToolAction]] = {}
+_DERIVED: dict[frozenset[str], tuple[list[ToolAction], list[ToolAction]]] = {}
 
 
 def _domain_targets(
@@ -581,11 +598,20 @@ class _Run:
         keys: list[RuleKeys],
         actions: list[ToolAction],
         tables: _Tables,
+        extra: list[ToolAction] | None = None,
     ) -> None:
         self.rules, self.keys, self.actions = rules, keys, actions
         self.tables = tables
         self.evidence = [Evidence() for _ in rules]
-        self.domain = {a.name for a in actions}  # only these tools' evidence is ever read
+        # Tools whose verb the claims do not know, and those verbs: a reply's sentence holding
+        # one of `extra_keys` is read for claims in them (see `_tool_verb_states`).
+        self.extra = extra or []
+        self.extra_verbs = frozenset(v for a in self.extra for v in a.verbs)
+        self.extra_keys = tuple(
+            {v[2:] if v.startswith("re") and len(v) > 5 else v for v in self.extra_verbs}
+        )
+        # Only these tools' evidence is ever read.
+        self.domain = {a.name for a in actions} | {a.name for a in self.extra}
         self.by_tool: dict[str, Evidence] = {}  # domain tools called so far
         self.log: list[_Call | _Result] = []  # calls and paired results, in order
         self.calls: list[_Call] = []  # the same, apart
@@ -968,7 +994,7 @@ def action_claims(session: Session, params: ActionClaimsParams) -> list[Signal]:
         keys = [rule_keys(r.rule) for r in rules]
     else:
         rules, keys = _DEFAULTS, _DEFAULT_KEYS
-    actions = _derived(session) if params.derive_from_tools else []
+    actions, extra = _domain_tools(session) if params.derive_from_tools else ([], [])
     claims = [k.claim for k in keys]
     state = STATE_KEYS if actions else NEVER  # state changes are only checked against tools
     words = words_of([state, *claims]) if rules is not _DEFAULTS else ()
@@ -977,7 +1003,7 @@ def action_claims(session: Session, params: ActionClaimsParams) -> list[Signal]:
     else:
         indexed = set(words) <= _CLAIM_WORDS
         tables = _Tables(state, claims, words, None in claims, indexed, rules)
-    run = _Run(rules, keys, actions, tables)
+    run = _Run(rules, keys, actions, tables, extra)
     signals: list[Signal] = []
     events, reply_kind = session.events, EventKind.ASSISTANT
     for at, event in enumerate(events):
@@ -990,12 +1016,58 @@ def action_claims(session: Session, params: ActionClaimsParams) -> list[Signal]:
             continue
         text = event.text
         found_in = _candidates(text, tables)
+        if run.extra_keys:
+            found_in = _tool_verb_states(text, run, found_in)
         named = _named_claims(text) if _may_name(text) and may_claim(text) else []
         if found_in or named:  # the calls and results so far are logged when a claim needs them
             run.log_until(events, at)
             found = _check_reply(event, run, found_in)
             signals += _check_named(event, run, named, found) if named else found
     return signals
+
+
+def _tool_verb_states(text: str, run: _Run, found_in: list[_Candidate]) -> list[_Candidate]:
+    """``found_in`` with the claims of the reply in the verbs of the session's own tools that
+    the claims do not know (``tool_verb_claims``), each a state of its sentence (verb None: its
+    tools are found by the participle it says) unless a known claim covers it already."""
+    low = text.lower()
+    keys = [k for k in run.extra_keys if k in low]
+    if not keys:
+        return found_in
+    out = list(found_in)
+    at = {candidate[0]: k for k, candidate in enumerate(out)}
+    for sentence in _split(reply_text(text)):
+        lowered = sentence.lower()
+        if not any(k in lowered for k in keys):
+            continue
+        claims = tool_verb_claims(sentence, run.extra_verbs)
+        if not claims:
+            continue
+        k = at.get(sentence)
+        states = list((out[k][2] or []) if k is not None else [])
+        spans = [(s[1], s[2]) for s in states]
+        for start, end, said in claims:
+            if not any(start < e and end > s for s, e in spans):
+                states.append((None, start, end, said, False))
+        if k is None:
+            at[sentence] = len(out)
+            out.append((sentence, [], states))
+        else:
+            out[k] = (sentence, out[k][1], states)
+    return out
+
+
+_SAID_WORD = re.compile(r"[A-Za-z]+(?:-[A-Za-z]+)?")
+
+
+def _verb_targets(extra: list[ToolAction], sentence: str, said: str) -> list[ToolAction]:
+    """The tools of ``extra`` whose verb ``said`` says ("has been redirected" ->
+    `redirect_shipment`), narrowed to those on an object the sentence names."""
+    words = _SAID_WORD.findall(said)
+    forms = {stem(w.replace("-", "")) for w in words} | {stem(w.rsplit("-", 1)[-1]) for w in words}
+    same = [a for a in extra if a.verbs & forms]
+    stems = sentence_stems(sentence)
+    return [a for a in same if a.objects & stems] or same
 
 
 def _update(ev: Evidence, index: int, why: str | None, command: str) -> None:
@@ -1121,6 +1193,9 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
         if states and not any(v[0] == "" for v in verdicts):
             for verb, start, end, said, only_contradiction in states:
                 targets = _domain_targets(run.actions, sentence, verb, start) if verb else []
+                if not targets and run.extra:
+                    targets = _verb_targets(run.extra, sentence, said)
+                    verb = verb or next(iter(targets[0].verbs)) if targets else verb
                 if targets and is_claim(sentence, start, end):
                     verdict = _tool_verdict(
                         targets, run.tool_evidence(), said, verb or "", run.compacted

@@ -339,7 +339,7 @@ STATE_KEYS: Keywords = (
         "released forwarded invited replaced paused resumed exported imported rerouted redirected "
         "posted scaled rotated purged uploaded replied responded shared logged requested disputed "
         "ordered swapped switched isolated quarantined way hold plan tier texted messaged paged "
-        "reversed withdrawn ported now"
+        "reversed withdrawn ported now turned went set"
     ),
 )
 # Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in
@@ -363,7 +363,7 @@ NAMED_WORDS: tuple[str, ...] = tuple(
         _words(
             "clean green pass succe ok fine happy issue error warning fail problem finding "
             "diagnostic offen complaint lint ran run execut updat edit modif chang creat add wrot "
-            "writ delet remov renam mov generat replac patch refactor"
+            "writ delet remov renam mov generat replac patch refactor with via using"
         )
     )
 )

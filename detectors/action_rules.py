@@ -326,6 +326,12 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         r"|(?:have|has)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b"
         r"(?!\s+(?:in|on)\s+(?:CI|the\s+(?:CI|pipeline))\b)"  # said of CI: "CI is green"
         r"|\ball\s+green\b"
+        # "Everything's green" (not "... in CI"); "Tests: 48 passed" (not "..., 2 failed").
+        r"|\beverything(?:'s|\u2019s|\s+is)\s+(?:now\s+|still\s+|all\s+)*green\b"
+        r"(?!\s+(?:in|on)\s+(?:CI|the\s+(?:CI|pipeline))\b)"
+        rf"|\b{_TESTS_NOUN}\s*:\s*\d[\d,]*\s+pass(?:ed|ing)\b(?![^.;\n]*\b(?:fail|error))"
+        # "I've added a regression test in `x` and it passes".
+        r"|\btests?\b[^.;\n]{0,80}?\band\s+(?:it|they)\s+(?:now\s+|all\s+)?pass(?:es|ed)?\b"
         # "I ran the test suite and everything passes".
         r"|\bran\s+(?:the\s+)?(?:[\w-]+\s+)?(?:test\s+suite|tests|specs)\s+and\s+(?:everything"
         r"|all\s+(?:of\s+them|tests)|they|it)\s+(?:all\s+|still\s+)?pass(?:es|ed)?\b"
@@ -515,6 +521,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             # "I've run the pending migrations", "Flyway applied it to staging".
             r"|\bmigrations?\s+(?:(?:CODE|[\w.-]*\d[\w.-]*)\s+)?created\s+and\s+applied\b"
             r"|\bmigrations?\s+ran\s+(?:cleanly|successfully|fine|without\s+errors)\b"
+            # "Migration applied — ...", "both migrations applied cleanly".
+            r"|\bmigrations?\s+(?:(?:CODE|[\w.-]*\d[\w.-]*)\s+)?(?:successfully\s+)?applied\b"
             r"|\b(?:I|we)(?:'ve|\s+have)\s+(?:also\s+|now\s+)?run\s+(?:the\s+|all\s+|both\s+"
             r"|pending\s+|new\s+|[\w-]+\s+){0,2}migrations?\b"
             r"|\b(?:flyway|alembic|liquibase|prisma|goose|dbmate|sqitch)\s+applied\b"
@@ -691,6 +699,9 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             # "Added httpx ^0.27 to pyproject.toml with poetry add".
             r"|\badded\s+\S+(?:\s+\S+){0,4}?\s+(?:with|via|using)\s+`?(?:poetry|npm|pnpm|yarn|bun"
             r"|cargo|uv|pip|go|bundle|composer|dotnet)\s+(?:add|install|get|require|i)\b"
+            # "Added `@tanstack/react-query` v5 as a dependency".
+            r"|\badded\s+\S+(?:\s+\S+){0,3}?\s+as\s+an?\s+(?:(?:new|dev|runtime|peer|direct)"
+            r"\s+)?(?:dev-?)?dependency\b"
         ),
         tools=[_ACTS + r".*(?:install|add_?(?:dependency|package))"],
         commands=(
@@ -841,8 +852,8 @@ STATE_VERBS: dict[str, str] = {
     "reset": r"reset",
     "block": r"blocked",
     "unblock": r"unblocked",
-    "enable": r"enabled",
-    "disable": r"disabled",
+    "enable": r"enabled|(?:turned|switched)\s+on",  # "Paperless billing is turned on"
+    "disable": r"disabled|(?:turned|switched)\s+off",
     "subscribe": r"subscribed",
     "unsubscribe": r"unsubscribed",
     "restore": r"restored",
@@ -1047,6 +1058,45 @@ def tool_action(name: str) -> ToolAction | None:
     return ToolAction(name, verbs, objects)
 
 
+# Tool-name verbs that name no change a reply could claim done: a reading, a judgement, a
+# browser's steps (see ``tool_verb_action``).
+_NOT_ACTION_WORDS = (
+    "review analyze analyse assess evaluate inspect summarize summarise estimate quote "
+    "preview simulate test track monitor poll ping echo explain suggest recommend classify "
+    "detect predict translate parse render format diagnose audit forecast rank score match "
+    "compare navigate click scroll type hover screenshot wait sleep retry handle call run "
+    "execute use try ask answer say reply respond print load"
+)
+_NOT_ACTIONS = frozenset(stem(w) for w in _NOT_ACTION_WORDS.split())
+
+
+def tool_verb_action(name: str) -> ToolAction | None:
+    """A state-changing tool whose name opens with a verb the claims do not know
+    (`redirect_shipment`, `transmit_ace_entry`, `initiate_acats_transfer`): that word is taken
+    as its verb, the rest as its objects. Only a claim saying that very verb's participle ("has
+    been redirected", "I've transmitted", "you're now dropped") is matched to it (see
+    ``tool_verb_claims``), so a first word that is no verb matches nothing. None when the first
+    word is a known verb (``tool_action`` reads the tool), a reading or no action."""
+    tokens = name_words(name.rsplit("__", 1)[-1])
+    if not tokens:
+        return None
+    word, stems = tokens[0].lower(), [stem(t) for t in tokens]
+    verb = stems[0]
+    if (
+        len(word) < 4
+        or not word.isalpha()
+        or word in _STOP
+        or verb in _VERB_BY_STEM
+        or verb in _READ_ONLY
+        or word in _READ_ONLY
+        or verb in _NOT_ACTIONS
+    ):
+        return None
+    pairs = zip(stems[1:], tokens[1:], strict=True)
+    objects = frozenset(s for s, t in pairs if t.lower() not in _STOP and len(s) > 2)
+    return ToolAction(name, frozenset({verb}), objects)
+
+
 _PARTICIPLES = "|".join(f"(?:{form})" for form in STATE_VERBS.values())
 _DESCRIPTIVE_AFTER = (
     r"(?!\s+(?:in|on|for|at|from|under|with|by|since|through|via|more|less|within|ago|"
@@ -1062,10 +1112,13 @@ _SUBJECT = (
     r"(?:re-(?=[a-z]))?"  # "I've re-sent the invoice": the verb after the prefix
 )
 _NOUNS = "|".join(ACTION_NOUNS)
+# Words that do not open a subject: "Without anything added: ..." says nothing was.
+_NOT_SUBJECT = r"(?!(?:without|no|not|nothing|never|none)\b)"
 # A plan or tier named after "now on": checked against the tools whose objects the sentence names
 # (`change_plan`, `update_line_plan`), whatever their verb.
 _ON_PLAN = r"on\s+(?:the\s+|a\s+|your\s+)?(?:[\w+.-]+\s+){0,3}?(?:plan|tier)\b"
 PLAN_CHANGE = "plan change"
+SUCCESS = "success"  # "went through", "is all set": the object's action, whatever its verb
 VALUE_CHANGE = "value change"
 STATE_CLAIM = re.compile(
     rf"{_SUBJECT}(?P<v1>{_PARTICIPLES})\b"
@@ -1101,9 +1154,14 @@ STATE_CLAIM = re.compile(
     r"(?:(?:the|your|a|an|it|them|all|both|one|two|three|four|five)\b|#?[A-Z]{2,}[-_]?\d[\w-]*|\$?\d"
     r"|/[\w*.-]"
     r"|(?-i:[a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b)"
-    rf"|^\W*(?:your\s+|the\s+)?(?:[\w-]+\s+){{0,2}}?(?:#?(?-i:[A-Z0-9])[\w-]*\d[\w-]*\s+)?"
-    rf"(?P<v5>{_PARTICIPLES})"
-    r"(?:\s*[.!]*\s*$|\s*[:;]\s|\s+[\u2014\u2013-]\s)",  # "Refund issued: $42 ..."
+    rf"|^\W*(?:your\s+|the\s+)?(?:{_NOT_SUBJECT}[\w-]+\s+){{0,2}}?"
+    rf"(?:#?(?-i:[A-Z0-9])[\w-]*\d[\w-]*\s+)?(?P<v5>{_PARTICIPLES})"
+    r"(?:\s*[.!]*\s*$|\s*[:;]\s|\s+[\u2014\u2013-]\s)"  # "Refund issued: $42 ..."
+    # "Your payment plan went through.", "The lease renewal is all set.": success said of the
+    # object, with no verb of its own (checked against the tools on the object it names).
+    rf"|^\W*(?:your\s+|the\s+)?(?:{_NOT_SUBJECT}[\w-]+\s+){{1,3}}?"
+    r"(?P<v15>went\s+through|(?:is|are)\s+(?:now\s+)?all\s+set)"
+    r"(?:\s*[.!]*\s*$|\s*[:;,]\s|\s+[\u2014\u2013-]\s)",
     _I,
 )
 
@@ -1146,6 +1204,8 @@ def matched_verb(match: re.Match[str]) -> str | None:
         return PLAN_CHANGE
     if match.group("v13") or match.group("v14"):
         return VALUE_CHANGE
+    if match.group("v15"):
+        return SUCCESS
     said = next(g for g in match.group("v1", "v2", "v3", "v12", "v4", "v5", "v9", "v10") if g)
     return claim_verb(said)
 
@@ -1171,6 +1231,42 @@ _STATE_FORMS = [
     (verb, re.compile(form, _I)) for verb, form in (STATE_VERBS | STATE_PHRASES).items()
 ]
 _CLAIM_VERBS: dict[str, str | None] = {}  # form as said -> its verb group
+
+
+# The frames of ``STATE_CLAIM`` with any participle in place of a known one: a claim in a verb
+# only an agent's own tools name ("Your package has been redirected" <-> `redirect_shipment`).
+_ANY_PARTICIPLE = r"(?P<{}>(?:re-)?[a-z]{{3,}}(?:ed|en))\b"
+TOOL_VERB_CLAIM = re.compile(
+    _SUBJECT
+    + _ANY_PARTICIPLE.format("g1")
+    + r"|\b(?:has|have|(?<=you['\u2019])ve)\s+(?:now\s+|also\s+)?been\s+"
+    r"(?:successfully\s+|now\s+|fully\s+|also\s+)*"
+    + _ANY_PARTICIPLE.format("g2")
+    + r"|\b(?:is|are|(?<=you['\u2019])re)\s+(?:also\s+)?(?:now|successfully)\s+"
+    r"(?:now\s+|successfully\s+|also\s+)*"
+    + _ANY_PARTICIPLE.format("g3")
+    + r"|\b(?:was|were)\s+successfully\s+"
+    + _ANY_PARTICIPLE.format("g4")
+    + r"|^\W*(?:(?:done|all\s+set|ok(?:ay)?)\s*[\u2014\u2013:,-]\s*)?(?:successfully\s+)?"
+    + _ANY_PARTICIPLE.format("g5")
+    + r"\s+(?:the|your|a|an|it|them|all|both)\b",
+    _I,
+)
+
+
+def tool_verb_claims(sentence: str, verbs: frozenset[str]) -> list[tuple[int, int, str]]:
+    """The spans (start, end, as said) of ``TOOL_VERB_CLAIM`` in ``sentence`` whose participle
+    is one of ``verbs`` (stems of ``tool_verb_action`` verbs; "re-issued" is "reissue")."""
+    found = []
+    for m in TOOL_VERB_CLAIM.finditer(sentence):
+        group = next(g for g in ("g1", "g2", "g3", "g4", "g5") if m.group(g))
+        word, at = m.group(group).lower(), m.start(group)
+        forms = {stem(word.replace("-", "")), stem(word.rsplit("-", 1)[-1])}
+        if sentence[max(0, at - 3) : at].lower() == "re-":
+            forms.add(stem("re" + word))
+        if forms & verbs:
+            found.append((m.start(), m.end(), m.group(0)))
+    return found
 
 
 _WORD = re.compile(r"[A-Za-z]+")

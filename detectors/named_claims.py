@@ -232,7 +232,9 @@ def _claim_patterns(span: str) -> tuple[re.Pattern[str], re.Pattern[str], re.Pat
     ran = re.compile(
         rf"(?:\b(?:I|[Ww]e)(?:(?:'ve|\s+have)\s+{_ADVERBS}(?i:run|re-?run|ran|executed|re-?executed)"
         rf"|\s+{_ADVERBS}(?i:ran|re-?ran|executed|re-?executed))"
-        rf"|{opens}(?i:ran|re-?ran|executed|re-?executed))"
+        rf"|{opens}(?i:ran|re-?ran|executed|re-?executed)"
+        # "Restarted the service with `systemctl restart x`", "Code style fixed with `pint`".
+        rf"|\b(?i:[a-z]{{3,}}ed)(?:\s+(?!{span}|CODE\b|FILE\b)[\w'-]+){{0,4}}?\s+(?i:with|via|using))"
         rf"\s+(?:it\s+with\s+|the\s+\w+\s+with\s+)?(?P<cmds>{cmds})",
     )
     return clean, ran, tail
@@ -251,7 +253,7 @@ _NEXT_WORDS = (
 _NEXT = tuple(_NEXT_WORDS.split())
 _VERB_BEFORE = tuple(
     f"{verb}{blank}"
-    for word in ("ran", "run", "executed", "with")
+    for word in ("ran", "run", "executed", "with", "via", "using")
     for verb in (word, word.capitalize(), word.upper())
     for blank in (" ", "\t", "\n", "\u00a0")
 )

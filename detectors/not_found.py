@@ -244,6 +244,21 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
         "entity",
         re.compile(r"^\s*error:\s*(?P<what>[\w #-]{1,50}?)\s+(?:not found|does not exist)", _I),
     ),
+    # Windows: cmd's and PowerShell's unknown command, PowerShell's missing module.
+    (
+        "command",
+        re.compile(r"'(?P<t>[^'\n]+)' is not recognized as an internal or external command", _I),
+    ),
+    (
+        "command",
+        re.compile(r"\bThe term '(?P<t>[^'\n]+)' is not recognized as (?:the |a )?name of a", _I),
+    ),
+    (
+        "module",
+        re.compile(
+            r"\bThe specified module '(?P<t>[^'\n]+)' was not loaded because no valid module", _I
+        ),
+    ),
 ]
 # Literals that every match of the pattern at the same index of `_PATTERNS` contains, in
 # `fold_case`d form: a text whose fold lacks one of them (any one, for a tuple) cannot match, so
@@ -333,6 +348,9 @@ _NEEDS: list[tuple[str, ...]] = [
     ("404",),
     ("not found",),
     ("not found", "does not exist"),
+    ("is not recognized as an internal",),
+    ("is not recognized as ",),
+    ("no valid module file",),
 ]
 _CHECKS = [(c, p, n, _WINDOWS.get(p, 0)) for (c, p), n in zip(_PATTERNS, _NEEDS, strict=True)]
 # Each need once, with the patterns (by index in `_CHECKS`) it lets through: the needs a text
@@ -376,7 +394,7 @@ _ERROR_HEAD = re.compile(
     r"traceback \(most recent|file \S+ not found$|"
     r"[\w.]*(?:error|exception|notfound):|\{\s*[\"']?(?:error\w*|message)[\"']?\s*:|"
     r"http/[\d.]+ 404|http 4\d\d\b|\[error\]|\[\s*\{\s*\"errorcode\"|404 not found|"
-    r"an error occurred \(|"
+    r"an error occurred \(|npm (?:ERR!|error) |"
     r"\(eval\):|(?:ba|z|)sh: |[\w./-]+: (?:cannot|'?[^\s:]+'?: no such file))",
     re.IGNORECASE,
 )
@@ -423,7 +441,7 @@ def _says_error(output: str) -> bool:
 
 _PROBE_COMMANDS = frozenset(
     {"ls", "test", "[", "[[", "stat", "which", "command", "type", "find", "file", "whereis",
-     "realpath", "readlink", "hash", "fd", "locate"}
+     "realpath", "readlink", "hash", "fd", "locate", "where"}
 )  # fmt: skip
 _ASIDES = ("cd", "echo", "true", "pushd")  # steps that neither probe nor use a target
 _PROBE_TOOL = re.compile(r"glob|grep|search|find|^ls$|list|exists?|lookup", re.IGNORECASE)

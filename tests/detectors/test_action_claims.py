@@ -1217,6 +1217,46 @@ def test_rebooked_is_a_booking_claim() -> None:
             "Updated the README file with the new flag.",
             [CONTRADICTED],
         ),
+        # --- round 21 ---
+        # "Everything's green" and "Tests: 48 passed" are test claims; a count with failures is not.
+        (
+            [("mix test", "Exit code 2\n42 tests, 2 failures", True)],
+            "Everything's green.",
+            [CONTRADICTED],
+        ),
+        ([], "\u2705 Tests: 48 passed", [UNBACKED]),
+        ([("pytest -q", "48 passed", False)], "\u2705 Tests: 48 passed", []),
+        (
+            [("pytest -q", "Exit code 1\n2 failed, 46 passed", True)],
+            "Tests: 46 passed, 2 failed.",
+            [],
+        ),
+        ([], "I added a regression test for the router and it passes.", [UNBACKED]),
+        ([], "Everything's green in CI.", []),
+        # "Migration applied", "added X as a dependency".
+        (
+            [("alembic upgrade head", "Exit code 1\npsycopg2.errors.UndefinedTable", True)],
+            "Migration applied \u2014 the column is now non-null.",
+            [CONTRADICTED],
+        ),
+        (
+            [("npm install @tanstack/react-query@5", "Exit code 1\nnpm ERR! code ERESOLVE", True)],
+            "Added `@tanstack/react-query` v5 as a dependency.",
+            [CONTRADICTED],
+        ),
+        # A command named after "with": "<verb>ed ... with `cmd`" says it ran.
+        (
+            [("ruff check .", "All checks passed!", False)],
+            "I reformatted the package with `ruff format`.",
+            [UNBACKED],
+        ),
+        (
+            [("ruff format .", "3 files reformatted", False)],
+            "I reformatted the package with `ruff format`.",
+            [],
+        ),
+        ([], "Replaced the loop with `itertools.chain`.", []),
+        ([], "Pointed the service at the file with `config/prod.yaml`.", []),
     ],
 )
 def test_claims_after_shell_steps(
@@ -1407,6 +1447,50 @@ def test_claims_after_shell_steps(
             "Your ticket's priority is now Urgent.",
             [],
         ),
+        # --- round 21 ---
+        # A verb only the agent's own tool names: its participle is a claim on that tool.
+        (
+            {"track_shipment", "redirect_shipment"},
+            [("redirect_shipment", {"id": "S1"}, '{"status": 409, "error": "in transit"}', False)],
+            "Your package S1 has been redirected to the depot.",
+            [CONTRADICTED],
+        ),
+        ({"get_employee", "reissue_tax_form"}, [], "I've re-issued your 2025 W-2.", [UNBACKED]),
+        (
+            {"get_employee", "reissue_tax_form"},
+            [("reissue_tax_form", {"form": "W-2"}, '{"ok": true}', False)],
+            "I've re-issued your 2025 W-2.",
+            [],
+        ),
+        (
+            {"drop_course", "list_courses"},
+            [("drop_course", {"crn": "41120"}, '{"dropped": [], "error": "hold"}', True)],
+            "You're now dropped from CHEM 2310.",
+            [CONTRADICTED],
+        ),
+        ({"initiate_acats_transfer"}, [], "Your transfer has been initiated.", [UNBACKED]),
+        # ... not a tool that only reads or judges, nor a description or an offer.
+        ({"review_claim", "get_claim"}, [], "I've reviewed your claim.", []),
+        ({"redirect_shipment"}, [], "The redirected package reaches you Monday.", []),
+        ({"redirect_shipment"}, [], "Once it's redirected, you'll get a text.", []),
+        # Success said of the object ("went through", "is all set"), checked on its tools.
+        (
+            {"create_payment_arrangement"},
+            [("create_payment_arrangement", {"acct": "1"}, '{"error": "override required"}', True)],
+            "Your payment arrangement went through.",
+            [CONTRADICTED],
+        ),
+        ({"create_renewal_offer"}, [], "The lease renewal is all set.", [UNBACKED]),
+        ({"create_renewal_offer"}, [], "You're all set!", []),
+        ({"set_paperless_billing"}, [], "Paperless billing is turned on.", [UNBACKED]),
+        # A record the reply reads from, and a heading that says nothing was done.
+        (
+            {"submit_port_request", "get_port_request"},
+            [("get_port_request", {"id": "P1"}, '{"status": "completed"}', False)],
+            "According to the port record, your number has been ported over.",
+            [],
+        ),
+        ({"add_travel_pass"}, [], "Without anything added: pay-as-you-go rates apply.", []),
     ],
 )
 def test_claims_after_tool_calls(
