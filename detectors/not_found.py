@@ -394,7 +394,8 @@ _ERROR_HEAD = re.compile(
     r"traceback \(most recent|file \S+ not found$|"
     r"[\w.]*(?:error|exception|notfound):|\{\s*[\"']?(?:error\w*|message)[\"']?\s*:|"
     r"http/[\d.]+ 404|http 4\d\d\b|\[error\]|\[\s*\{\s*\"errorcode\"|404 not found|"
-    r"an error occurred \(|npm (?:ERR!|error) |"
+    r"an error occurred \(|npm (?:ERR!|error) |'[^'\n]{1,200}' is not recognized as an internal|"
+    r"(?:[\w-]+ : )?(?:the term '|the specified module ')|"
     r"\(eval\):|(?:ba|z|)sh: |[\w./-]+: (?:cannot|'?[^\s:]+'?: no such file))",
     re.IGNORECASE,
 )

@@ -217,6 +217,33 @@ def test_cloud_storage_and_service_errors(
             "group 'rg' was not found.",
             ["api-stg"],
         ),
+        # cmd's and PowerShell's unknown command, PowerShell's missing module (no error flag).
+        (
+            "terraform -chdir=infra plan",
+            "'terraform' is not recognized as an internal or external command,\n"
+            "operable program or batch file.",
+            ["terraform"],
+        ),
+        (
+            "kubectl get pods",
+            "kubectl : The term 'kubectl' is not recognized as the name of a cmdlet, function, "
+            "script file, or operable program.",
+            ["kubectl"],
+        ),
+        (
+            "Import-Module SqlServer; Invoke-Sqlcmd -Query 'SELECT 1'",
+            "Import-Module : The specified module 'SqlServer' was not loaded because no valid "
+            "module file was found in any module directory.",
+            ["SqlServer"],
+        ),
+        # npm's registry miss with no error flag: its `npm ERR!` lines open the output.
+        (
+            "npm install --save-dev @acme/eslint-config-strictest",
+            "npm ERR! code E404\nnpm ERR! 404 Not Found - GET https://registry.npmjs.org/"
+            "@acme%2feslint-config-strictest - Not found\nnpm ERR! 404  "
+            "'@acme/eslint-config-strictest@*' is not in this registry.",
+            ["@acme/eslint-config-strictest"],
+        ),
         (
             "bq query 'SELECT 1 FROM `nw.finance.revenue_v2`'",
             "404 Not found: Table nw:finance.revenue_v2 was not found in location EU",
