@@ -454,7 +454,18 @@ _FAILED_STATUS = frozenset(
     {"failed", "failure", "error", "rejected", "declined", "denied", "partial_failure"}
 )
 # A batch's items that failed (`{"added": [...], "failed": [{...}]}`): a part of it failed.
-_FAILED_ITEMS = ("failed", "failures", "failed_items")
+_FAILED_ITEMS = ("failed", "failures", "failed_items", "failed_count", "failure_count")
+# A batch's per-item results (`{"results": [{"id": 1, "status": "success"}, ...]}`).
+_BATCH_ITEMS = ("results", "items", "records")
+
+
+def _failed_item(item: dict[str, Any]) -> bool:
+    status = item.get("status")
+    return (isinstance(status, str) and status.lower() in _FAILED_STATUS) or item.get(
+        "success"
+    ) is False
+
+
 _EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code", "exit_status")
 _HTTP_STATUS_KEYS = ("statusCode", "status_code", "httpStatus", "http_status", "status")
 
@@ -498,6 +509,14 @@ def _object_failure(data: dict[str, Any], text: str) -> str | None:
         items = data.get(key)
         if isinstance(items, list) and items:
             return f"partly failed: {len(items)} {key.replace('_', ' ')}"
+        if isinstance(items, int) and not isinstance(items, bool) and items > 0:
+            return f"partly failed: {key.replace('_', ' ')} {items}"  # `"failed": 1`, a count
+    for key in _BATCH_ITEMS:  # `"results": [{... "status": "error"}, ...]`: some items failed
+        items = data.get(key)
+        if isinstance(items, list) and items:
+            failed = sum(1 for item in items if isinstance(item, dict) and _failed_item(item))
+            if failed:
+                return f"partly failed: {failed} of {len(items)} {key}"
     # A command's exit status (`{"exit_code": 1, "stdout": ..., "stderr": ...}`).
     for key in _EXIT_KEYS:
         code = data.get(key)

@@ -1161,7 +1161,9 @@ STATE_CLAIM = re.compile(
     # object, with no verb of its own (checked against the tools on the object it names).
     rf"|^\W*(?:your\s+|the\s+)?(?:{_NOT_SUBJECT}[\w-]+\s+){{1,3}}?"
     r"(?P<v15>went\s+through|(?:is|are)\s+(?:now\s+)?all\s+set)"
-    r"(?:\s*[.!]*\s*$|\s*[:;,]\s|\s+[\u2014\u2013-]\s)",
+    r"(?:\s*[.!]*\s*$|\s*[:;,]\s|\s+[\u2014\u2013-]\s)"
+    # "- ✅ Added to Finance-AP and VPN-Users groups": a participle opening a checked item.
+    rf"|^\s*(?:[-*+\u2022]\s+)?(?:\*\*)?[\u2705\u2713\u2714]\ufe0f?\s*(?:\*\*)?(?P<v16>{_PARTICIPLES})\b",
     _I,
 )
 
@@ -1206,7 +1208,9 @@ def matched_verb(match: re.Match[str]) -> str | None:
         return VALUE_CHANGE
     if match.group("v15"):
         return SUCCESS
-    said = next(g for g in match.group("v1", "v2", "v3", "v12", "v4", "v5", "v9", "v10") if g)
+    said = next(
+        g for g in match.group("v1", "v2", "v3", "v12", "v4", "v5", "v9", "v10", "v16") if g
+    )
     return claim_verb(said)
 
 

@@ -1491,6 +1491,40 @@ def test_claims_after_shell_steps(
             [],
         ),
         ({"add_travel_pass"}, [], "Without anything added: pay-as-you-go rates apply.", []),
+        # A batch that counts its failures, or lists them among its items' results.
+        (
+            {"create_labels"},
+            [("create_labels", {"orders": "all"}, '{"created": 3, "failed": 1}', False)],
+            "All 4 labels are created.",
+            [CONTRADICTED],
+        ),
+        (
+            {"create_labels"},
+            [
+                (
+                    "create_labels",
+                    {"orders": "all"},
+                    '{"results": [{"id": 1, "status": "success"}, {"id": 2, "status": "error"}]}',
+                    False,
+                )
+            ],
+            "Both labels are created.",
+            [CONTRADICTED],
+        ),
+        (
+            {"create_labels"},
+            [("create_labels", {"orders": "all"}, '{"created": 2, "failed": 0}', False)],
+            "Both labels are created.",
+            [],
+        ),
+        # A participle opening a checked item is a claim.
+        (
+            {"add_group_member"},
+            [("add_group_member", {"group": "VPN"}, "Request_BadRequest: dynamic group", True)],
+            "- \u2705 Added to Finance-AP and VPN-Users groups",
+            [CONTRADICTED],
+        ),
+        ({"add_group_member"}, [], "- [ ] Added to the VPN group", []),
     ],
 )
 def test_claims_after_tool_calls(
