@@ -123,6 +123,34 @@ def _agent_progress(raw: bytes, at: int, end: int) -> bool:
     return raw.find(_AGENT_PROGRESS, at, end) >= 0
 
 
+# A progress line's usual first member: its parent's uuid (or null), with nothing nested.
+_FIRST_MEMBER = re.compile(rb'\{"parentUuid":(?:"[^"\\{}\[\]\n]*"|null)')
+
+
+def _run_end(body: bytes, end: int, final: int, key: bytes) -> int:
+    """Where the run of usual progress lines right after the skipped one ending at ``end``
+    ends: past each next line that opens with a plain first member and then ``key`` (the known
+    segment, then a progress type with its data's type first), whose data is no agent's and
+    whose last member is a plain string, as `_skip` would have found line by line (the segment
+    holds no `"type":"`, `{` or `[`). Never past the last line, which is always decoded."""
+    find, startswith, first_member = body.find, body.startswith, _FIRST_MEMBER.match
+    after = len(key)
+    while True:
+        start = end + 1
+        line_end = find(b"\n", start)
+        if line_end < 0 or line_end >= final:
+            return end
+        first = first_member(body, start)
+        if (
+            first is None
+            or not startswith(key, first.end())
+            or startswith(_AGENT_PROGRESS, first.end() + after)
+            or not body.endswith(_PLAIN_END, start, line_end)
+        ):
+            return end
+        end = line_end
+
+
 def _blocks(content: Any) -> list[Any]:
     if isinstance(content, list):
         return content
@@ -268,6 +296,9 @@ class _Reader:
                     and body.endswith(_PLAIN_END, start, end)
                     and not _agent_progress(body, at, end)
                 ):
+                    # Progress lines come in runs (a tool call's hooks): the rest of the run
+                    # is told apart with fewer looks, the segment being known.
+                    end = _run_end(body, end, final, segment + _DATA_TYPE)
                     continue
             last = end == final
             if body[start] != 0x7B or body[end - 1] != 0x7D:  # blanks around it, or no object

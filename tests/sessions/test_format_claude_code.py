@@ -882,3 +882,39 @@ def test_a_last_line_cut_off_inside_its_tool_result_fails_as_truncated() -> None
     with pytest.raises(MalformedSessionError) as caught:
         list(cc.parse(parse_bytes("s-cut.jsonl", body[:cut] + b"\n")))
     assert caught.value.reason == "truncated"
+
+
+def _chained(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``lines`` with a parent uuid each but the first, as the CLI writes a chain."""
+    for n, line in enumerate(lines[1:]):
+        line["parentUuid"] = f"00000000-0000-4000-8000-{n:012d}"
+    return lines
+
+
+def test_runs_of_progress_lines_read_as_if_decoded_line_by_line() -> None:
+    agent = _project_line(
+        "progress",
+        "p-agent",
+        {"data": {"type": "agent_progress", "agentId": "a88"}, "parentToolUseID": "toolu_t1"},
+    )
+    lines = _chained(
+        [
+            _project_line("user", "u-1", {"message": {"role": "user", "content": "go"}}),
+            _call("a-1", "toolu_t1", "Task", {"subagent_type": "Plan", "prompt": "plan"}),
+            *(_hook(f"p-{n}", "toolu_t1") for n in range(1, 6)),
+            agent,  # in the middle of a run: read, and the run goes on after it
+            *(_hook(f"q-{n}", "toolu_t1") for n in range(1, 4)),
+            dict(_hook("p-other", "toolu_t1"), sessionId="s-elsewhere"),
+            _result("r-1", "toolu_t1", "done", {"status": "completed"}),
+            *(_hook(f"z-{n}", "toolu_t1") for n in range(1, 4)),  # the run ends at the last line
+        ]
+    )
+    from_bytes, decoded = _both_ways(lines)
+    assert _shape(from_bytes) == _shape(decoded)
+    assert from_bytes.meta["subagent_calls"] == {"a88": "toolu_t1"}
+    assert from_bytes.warnings == decoded.warnings == ["lines name 2 session ids; kept s-bytes"]
+    # The last line of a run is always decoded: cut off, the file fails as truncated.
+    body = b"".join(json.dumps(line, separators=(",", ":")).encode() + b"\n" for line in lines)
+    with pytest.raises(MalformedSessionError) as caught:
+        list(cc.parse(parse_bytes("s-cut.jsonl", body[:-12] + b"\n")))
+    assert caught.value.reason == "truncated"
