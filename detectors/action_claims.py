@@ -588,8 +588,15 @@ def _domain_targets(
     stems = sentence_stems(sentence)
     same_verb = [a for a in actions if verb in a.verbs]
     if same_verb:
-        narrowed = [a for a in same_verb if a.objects & stems]
-        return narrowed or same_verb
+        # The tools on what the claim's clause names most closely ("I've updated the default
+        # address on your profile so future orders go there": `modify_user_address`, not
+        # `modify_pending_order_address`), else on what the sentence names.
+        for words in (_clause_stems(sentence, start), stems):
+            shared = [len(a.objects & words) for a in same_verb]
+            most = max(shared)
+            if most:
+                return [a for a, n in zip(same_verb, shared, strict=True) if n == most]
+        return same_verb
     breaks = [m.end() for m in _CLAUSE_BREAK.finditer(sentence, 0, start)]
     if breaks:
         stems = sentence_stems(sentence[breaks[-1] :])
@@ -598,6 +605,19 @@ def _domain_targets(
     return [a for a in actions if a.objects & stems] or [
         a for a in actions if any(stem(v) in stems for v in a.verbs)
     ]
+
+
+def _clause_stems(sentence: str, start: int) -> frozenset[str]:
+    """The stems of the clause of ``sentence`` holding the claim at ``start``."""
+    cut = [m.end() for m in _SCOPE_BREAK.finditer(sentence, 0, start)]
+    after = _CLAIM_CLAUSE_END.search(sentence, start)
+    return sentence_stems(sentence[cut[-1] if cut else 0 : after.start() if after else None])
+
+
+# Where a claim's clause ends: a break of its scope, or a reason or purpose after it.
+_CLAIM_CLAUSE_END = re.compile(
+    r"[;:()\u2014\u2013]|\s-\s|,|\b(?:and|but|so|because|since|while|which|though)\b", re.I
+)
 
 
 _DEFAULTS = [CompiledRule.of(r) for r in DEFAULT_RULES]  # compiled once, at import
@@ -1211,10 +1231,13 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
         # ("I sent the email" after `send_email`); rules about different actions stand alone.
         if states and not any(v[0] == "" for v in verdicts):
             for verb, start, end, said, only_contradiction in states:
-                targets = _domain_targets(run.actions, sentence, verb, start) if verb else []
-                if not targets and run.extra:
-                    targets = _verb_targets(run.extra, sentence, said)
-                    verb = verb or next(iter(targets[0].verbs)) if targets else verb
+                # A tool named for the very verb said ("has been initiated" and
+                # `initiate_deposit_disposition`) first, else the tools the verb or object point at.
+                targets = _verb_targets(run.extra, sentence, said) if run.extra else []
+                if targets:
+                    verb = verb or next(iter(targets[0].verbs))
+                elif verb:
+                    targets = _domain_targets(run.actions, sentence, verb, start)
                 if targets and is_claim(sentence, start, end):
                     verdict = _tool_verdict(
                         targets, run.tool_evidence(), said, verb or "", run.compacted
@@ -1353,6 +1376,7 @@ def _object_verdict(
         if entry.event.name in names and isinstance(entry.event.input, dict):
             keys.update(entry.event.input)
     objects = set()  # the named ids some earlier call passed as one of those arguments
+    given = set()  # what the matching tools were given as those arguments
     for entry in run.calls:
         args = entry.event.input
         if isinstance(args, dict):
@@ -1360,6 +1384,11 @@ def _object_verdict(
                 value = str(args[key]).lstrip("#").lower()
                 if value in named:
                     objects.add(value)
+                if entry.event.name in names:
+                    given.add(value)
+    # ... and those of the shape the matching tools take (`po_...Fe7` where `cancel_payout` was
+    # given `po_...Fe3`): read from a listing, never passed to a call.
+    objects |= {n for n in named - objects if any(_same_shape(n, g) for g in given)}
     if not objects:
         return None
     outcome: dict[str, tuple[int, int, str]] = {}  # object -> last failure, last success, why
@@ -1395,6 +1424,15 @@ def _object_verdict(
         data = {"rule": rule, "preceding_error": mask(outcome[obj][2]), "object": obj}
         return CONTRADICTED, why, [index], data
     return _NONE
+
+
+_ID_PREFIX = re.compile(r"^([a-z]{2,8})[_-][a-z0-9]")
+
+
+def _same_shape(a: str, b: str) -> bool:
+    """Whether two ids share a type prefix (`po_`, `cus_`, `INC-`) and about their length."""
+    pa, pb = _ID_PREFIX.match(a), _ID_PREFIX.match(b)
+    return pa is not None and pb is not None and pa[1] == pb[1] and abs(len(a) - len(b)) <= 2
 
 
 _LIST_ITEM = re.compile(r"\s*(?:[-*\u2022]|\d{1,2}[.)])\s+\S")

@@ -136,7 +136,7 @@ _READER = (
     r"df|pwd|which|type|whereis|echo|printf|diff|cmp|jq|sort|uniq|cut|tr|column|nl|xxd|od|"
     r"hexdump|strings|realpath|dirname|basename|env|printenv|date|git\s+(?:status|log|diff|show|"
     r"branch(?![^;&|>\n]*\s-(?:[dDmMcC]\b|-delete\b|-move\b|-copy\b))|blame|grep|ls-files|rev-parse"
-    r"|remote\s+-v))"
+    r"|remote\s+-v)|sed\s+-n\b(?![^;&|>\n]*\s-(?:i|-in-place)\b)|awk)"
 )
 _READ_STEP = rf"\s*{_READER}\b(?![^;&|>]*\s-(?:delete|exec)\b)[^;&|>]*"
 READ_ONLY_COMMAND = rf"(?:\s*cd\s+[^;&|>]*&&)?{_READ_STEP}(?:(?:\|\|?|&&|;){_READ_STEP})*"
@@ -150,6 +150,8 @@ TEST_COMMANDS = (
     r"|\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+"
     r"(?:(?:-{1,2}(?:filter|prefix|dir|cwd|workspace)[= ]\S+|-[FC]\s+\S+"
     r"|-{1,2}[\w-]+|workspace\s+\S+)\s+)*(?:run\s+)?(?:test|t)\b"
+    # A project's own gate (`npm run ci`, `pnpm verify`), as `make ci` and `just ci` are.
+    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?(?:ci|check|verify|validate)\b"
     r"|\bnpx\s+(?:jest|vitest|mocha|playwright)\b"
     r"|\bgo\s+test\b|\bcargo\s+(?:test|nextest|llvm-cov)\b|\bmix\s+test\b"
     r"|\bmake\s+(?:-\S+\s+)*(?:\S+\s+)*?(?:test|tests|check|ci)\b|\bjust\s+(?:test|check|ci)\b"
@@ -212,7 +214,7 @@ _LINT_NOUNS = (
 _TYPE_NOUNS = r"(?:type[- ]?checks?|typecheck(?:ing)?|type\s+checking|mypy|pyright|tsc)"
 _CHECK_HUBS = (
     r"(?:^|[\s;&|(/'\"])pre-commit\b|\b(?:make|just)\s+(?:check|ci)\b"
-    r"|\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+(?:-\S+\s+)*(?:run\s+)?check\b"
+    r"|\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+(?:-\S+\s+)*(?:run\s+)?(?:check|ci|verify|validate)\b"
 )
 LINT_COMMANDS = (
     _CHECK_HUBS
@@ -1065,7 +1067,8 @@ _NOT_ACTION_WORDS = (
     "preview simulate test track monitor poll ping echo explain suggest recommend classify "
     "detect predict translate parse render format diagnose audit forecast rank score match "
     "compare navigate click scroll type hover screenshot wait sleep retry handle call run "
-    "execute use try ask answer say reply respond print load"
+    "execute use try ask answer say reply respond print load finish complete end stop exit "
+    "handoff delegate think plan reflect note browse visit goto download"
 )
 _NOT_ACTIONS = frozenset(stem(w) for w in _NOT_ACTION_WORDS.split())
 
@@ -1117,6 +1120,7 @@ _NOT_SUBJECT = r"(?!(?:without|no|not|nothing|never|none)\b)"
 # A plan or tier named after "now on": checked against the tools whose objects the sentence names
 # (`change_plan`, `update_line_plan`), whatever their verb.
 _ON_PLAN = r"on\s+(?:the\s+|a\s+|your\s+)?(?:[\w+.-]+\s+){0,3}?(?:plan|tier)\b"
+_NOUN_BEFORE = re.compile(rf"\b({_NOUNS})s?\s+\Z", re.I)
 PLAN_CHANGE = "plan change"
 SUCCESS = "success"  # "went through", "is all set": the object's action, whatever its verb
 VALUE_CHANGE = "value change"
@@ -1126,6 +1130,9 @@ STATE_CLAIM = re.compile(
     rf"(?:(?:\s+[^\s.!?;]+){{0,12}}?\s+and\s+(?:also\s+)?(?P<v6>{_PARTICIPLES})\b{_DESCRIPTIVE_AFTER})?"
     rf"|{_SUBJECT}(?:processed|completed|initiated|submitted|finali[sz]ed|confirmed|placed)\s+"
     rf"(?:the\s+|your\s+|a\s+|an\s+)?(?:[\w-]+\s+){{0,2}}?(?P<v7>{_NOUNS})s?\b"
+    # ... and passive: "Your return has been processed" (the noun before it, see `matched_verb`).
+    r"|\b(?:has|have)\s+(?:now\s+|also\s+)?been\s+(?:successfully\s+)?"
+    r"(?P<v18>processed|completed|initiated|submitted|finali[sz]ed|placed)\b"
     # "You've been withdrawn", "you're enrolled": the user's own state, changed by the agent.
     r"|\b(?:has|have|(?<=you['\u2019])ve)\s+(?:now\s+|also\s+)?been"
     r"\s+(?:successfully\s+|now\s+|fully\s+|also\s+)*"
@@ -1154,9 +1161,10 @@ STATE_CLAIM = re.compile(
     r"(?:(?:the|your|a|an|it|them|all|both|one|two|three|four|five)\b|#?[A-Z]{2,}[-_]?\d[\w-]*|\$?\d"
     r"|/[\w*.-]"
     r"|(?-i:[a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b)"
-    rf"|^\W*(?:your\s+|the\s+)?(?:{_NOT_SUBJECT}[\w-]+\s+){{0,2}}?"
-    rf"(?:#?(?-i:[A-Z0-9])[\w-]*\d[\w-]*\s+)?(?P<v5>{_PARTICIPLES})"
-    r"(?:\s*[.!]*\s*$|\s*[:;]\s|\s+[\u2014\u2013-]\s)"  # "Refund issued: $42 ..."
+    rf"|^\W*(?:your\s+|the\s+)?(?P<subj5>(?:{_NOT_SUBJECT}[\w-]+\s+){{1,2}}?)?"
+    rf"(?P<id5>#?(?-i:[A-Z0-9])[\w-]*\d[\w-]*\s+)?(?P<v5>{_PARTICIPLES})"
+    # "Refund issued: $42 ...", but not a field's label with no subject ("Booked: today").
+    r"(?:\s*[.!]*\s*$|(?(subj5)\s*[:;]\s|(?(id5)\s*[:;]\s|(?!)))|\s+[\u2014\u2013-]\s)"
     # "Your payment plan went through.", "The lease renewal is all set.": success said of the
     # object, with no verb of its own (checked against the tools on the object it names).
     rf"|^\W*(?:your\s+|the\s+)?(?:{_NOT_SUBJECT}[\w-]+\s+){{1,3}}?"
@@ -1202,6 +1210,11 @@ def matched_verb(match: re.Match[str]) -> str | None:
     """The verb group of a ``STATE_CLAIM`` match (`has been cancelled` -> `cancel`)."""
     if match.group("v7"):
         return ACTION_NOUNS.get(match.group("v7").lower())
+    if match.group("v18"):
+        noun = _NOUN_BEFORE.search(match.string, max(0, match.start() - 40), match.start())
+        if noun is not None:
+            return ACTION_NOUNS.get(noun.group(1).lower())
+        return claim_verb(match.group("v18"))  # "The form has been submitted"
     if match.group("v11"):
         return PLAN_CHANGE
     if match.group("v13") or match.group("v14"):

@@ -410,6 +410,15 @@ _LONG_TEXT = 512  # see `_Context.add`
 _ISO_DATE = re.compile(r"(?<![\w.-])\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)?")
 
 
+def _in_iso_date(text: str, at: int) -> bool:
+    """Whether the number at ``at`` is part of an ISO date (`2024-05-15`, with a time or not)."""
+    if at and text[at - 1] not in "-T :" and not text[at - 1].isdigit():
+        return False  # a date's second part or later follows a dash, a `T`, a blank or a colon
+    return any(
+        m.start() <= at < m.end() for m in _ISO_DATE.finditer(text, max(0, at - 26), at + 26)
+    )
+
+
 class _Context:
     """The context so far, read lazily: an entity is first looked for in the events holding it
     as written (newest first); only when that fails are all events read into the pools the full
@@ -572,6 +581,8 @@ class _Context:
                 # The quoted stretch first: a one-line JSON output's line is long.
                 if e.norm in quoted_scopes(text, start, at) or e.norm in line_scopes(text, start):
                     return True
+            elif _in_iso_date(text, at):
+                pass  # `2024-05-15` is a day, not the figure 15 (as `bare` reads it too)
             else:
                 # The number where the key stands first: most often it settles the line alone.
                 value = number_at(text, start, at)
@@ -819,6 +830,7 @@ def _collect(data: Any, keys: set[str], found: list[str]) -> None:
 def _is_reply(event: Event) -> bool:
     return (
         event.kind is _ASSISTANT
+        and event.subagent is None
         and bool(event.text)
         and not event.meta.get("synthetic")
         and not event.meta.get("compaction")
@@ -934,6 +946,17 @@ def _worked_out(
     worked = context.worked
     ok |= {(e.kind, e.norm) for e in entities if (e.kind, e.norm) in worked}
     factors = _factors(text)
+    # A percentage the reply works out as a ratio of its supported figures ("71 / 6,250 =
+    # 1.14%"): only where it shows a division.
+    ratios = (
+        [
+            o.value
+            for o in written
+            if o.kind in ("count", "money") and o.value and (o.kind, o.norm) in ok
+        ]
+        if _DIVISION.search(text)
+        else []
+    )
     changed = True
     while changed:
         changed = False
@@ -948,13 +971,26 @@ def _worked_out(
                 if o.kind == e.kind and o.value is not None and (o.kind, o.norm) in ok
             ]
             earlier = context.stated[e.kind]
-            if _derives(e.value, known, factors if e.kind == "money" else set(), earlier) or (
-                e.kind == "money" and any(context.supports(_per(e, k)) for k in factors)
+            if (
+                _derives(e.value, known, factors if e.kind == "money" else set(), earlier)
+                or (e.kind == "money" and any(context.supports(_per(e, k)) for k in factors))
+                or (e.kind == "percent" and ratios and _is_ratio(e, ratios))
             ):
                 ok.add((e.kind, e.norm))
                 worked.add((e.kind, e.norm))
                 changed = True
     return [(e.kind, e.norm) in ok for e in entities]
+
+
+_DIVISION = re.compile(r"\d\s*[/\u00f7]\s*\$?\d|\bout\s+of\b", re.I)
+
+
+def _is_ratio(e: Entity, values: list[float]) -> bool:
+    """Whether the percentage ``e`` is 100 * a / b for two of ``values``, to its precision."""
+    half = 0.5 * 10 ** (-e.decimals) + 1e-9
+    return any(
+        abs(100 * a / b - (e.value or 0.0)) <= half for a in values for b in values if b and a < b
+    )
 
 
 _STATED = 24  # numbers of each kind kept from earlier replies

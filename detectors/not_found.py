@@ -764,6 +764,11 @@ def _target(category: str, found: re.Match[str], call: Event) -> tuple[str | Non
     named = _input_value_in(call, found.string)
     if named:  # `{"shipment_id": "SHP-40912"}` -> "Shipment SHP-40912 not found", a 404 URL
         return named, False
+    if category == "http404" and command:
+        # `curl .../v1/jobs/<id>/logs` answered "job <id> not found": the id both name.
+        for token in _COMMAND_TOKEN.findall(command):
+            if len(token) >= 6 and any(c.isdigit() for c in token) and token in found.string:
+                return token, False
     path = _field(call, _PATH_KEYS)
     if path and category == "http404":  # `/admin/api/orders/5630114021513.json`: the order
         return _url_object(path), False
@@ -773,6 +778,7 @@ def _target(category: str, found: re.Match[str], call: Event) -> tuple[str | Non
 
 
 _URL_ID = re.compile(r"[\w-]*\d{3,}[\w-]*")
+_COMMAND_TOKEN = re.compile(r"[\w.-]+")  # the words and ids of a command (a URL's parts too)
 
 
 def _url_object(path: str) -> str:
@@ -813,7 +819,7 @@ def _argument_named_by_tool(call: Event) -> str | None:
 
 
 _ANYONES = frozenset({"module"})  # missing whoever named it (see `not_found`)
-_ID_KEY = re.compile(r"(?:^|_)(?:id|key)$|[a-z](?:Id|Key)$")
+_ID_KEY = re.compile(r"(?:^|_)(?:id|key|u?uid|guid|slug)$|[a-z](?:Id|Key|Uid|Slug)$")
 
 
 def _id_argument(call: Event) -> str | None:

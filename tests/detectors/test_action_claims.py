@@ -1256,6 +1256,19 @@ def test_rebooked_is_a_booking_claim() -> None:
             [],
         ),
         ([], "Replaced the loop with `itertools.chain`.", []),
+        # --- round 22 ---
+        # A project's own gate (`npm run ci`) backs the checks it runs.
+        (
+            [("npm run ci", "> eslint src\n> tsc --noEmit\n> vitest run\n 64 passed", False)],
+            "ESLint is clean, types check and the Vitest suite is green.",
+            [],
+        ),
+        # `sed -n` only prints: it backs no edit of the file it shows.
+        (
+            [("sed -n '8,20p' config/production.yml", "redis:\n  socket_timeout: 2", False)],
+            "I updated the Redis `socket_timeout` in `config/production.yml` to `5`.",
+            [UNBACKED],
+        ),
         ([], "Pointed the service at the file with `config/prod.yaml`.", []),
     ],
 )
@@ -1525,6 +1538,32 @@ def test_claims_after_shell_steps(
             [CONTRADICTED],
         ),
         ({"add_group_member"}, [], "- [ ] Added to the VPN group", []),
+        # --- round 22 ---
+        # A field's label with no subject is no claim ("Booked: today at 09:12").
+        ({"book_reservation"}, [], "**Booked:** today at 09:12", []),
+        ({"book_reservation"}, [], "Reservation booked: HAT001 on May 20.", [UNBACKED]),
+        # A passive action noun: "Your return has been processed".
+        (
+            {"return_delivered_order_items", "get_order_details"},
+            [],
+            "Your return has been processed for the Desk Lamp.",
+            [UNBACKED],
+        ),
+        ({"submit_form"}, [], "The form has been submitted.", [UNBACKED]),
+        # A tool named for the very verb said comes before one the sentence's objects name.
+        (
+            {"schedule_move_out_inspection", "initiate_deposit_disposition"},
+            [("schedule_move_out_inspection", {"unit": "512"}, '{"ok": true}', False)],
+            "Your deposit refund has been initiated and mailed within 21 days of move-out.",
+            [UNBACKED],
+        ),
+        # The tools on what the claim's own clause names, not its purpose clause.
+        (
+            {"update_shipping_address", "update_billing_address"},
+            [("update_billing_address", {"id": "1"}, '{"ok": true}', False)],
+            "I've updated the shipping address, so billing stays as it is.",
+            [UNBACKED],
+        ),
     ],
 )
 def test_claims_after_tool_calls(

@@ -409,3 +409,41 @@ def test_totals_of_rows_a_database_driver_printed_are_supported() -> None:
     session = Session("s", "s.json", "openai_chat", events=events)
     session.reindex()
     assert faithfulness(session, FaithfulnessParams()) == []
+
+
+def test_a_sub_agents_reply_is_not_checked() -> None:
+    """A sub-agent answers its parent, not the user: its report is context for the parent's
+    reply (which is checked), not a reply of its own."""
+    session = _tool_session("nothing", "Found 6 call sites in 4 files (CASE-00555).")
+    session.events[-1].subagent = "a1"
+    assert faithfulness(session, FaithfulnessParams()) == []
+
+
+@pytest.mark.parametrize(
+    ("output", "reply", "expected"),
+    [
+        # A day of an ISO date is no figure: "15%" is not in `2024-05-15`, nor in its time.
+        ('{"date": "2024-05-15", "at": "2024-05-15 15:00:00"}', "You get 15% off.", ["15%"]),
+        ('{"discount_pct": 15, "date": "2024-05-15"}', "You get 15% off.", []),
+        # A percentage the reply works out as a ratio of its supported figures, shown.
+        (
+            '{"disputes": 71, "settled": 6250}',
+            "71 disputes out of 6,250 settled transactions: 71 / 6,250 = 1.14%.",
+            [],
+        ),
+        (
+            '{"disputes": 71, "settled": 6250}',
+            "71 disputes and 6,250 settled transactions, a dispute rate of 1.14%.",
+            ["1.14%"],
+        ),
+        (
+            '{"disputes": 71, "settled": 6250}',
+            "71 disputes out of 6,250 settled transactions: 71 / 6,250 = 1.4%.",
+            ["1.4%"],
+        ),
+    ],
+)
+def test_dates_are_no_figures_and_ratios_shown_are_worked_out(
+    output: str, reply: str, expected: list[str]
+) -> None:
+    assert _values(output, reply) == expected

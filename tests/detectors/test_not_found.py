@@ -236,6 +236,13 @@ def test_cloud_storage_and_service_errors(
             "module file was found in any module directory.",
             ["SqlServer"],
         ),
+        # A 404 body naming the id the command's URL holds: that id, not the whole URL.
+        (
+            "curl -s http://localhost:7700/v1/jobs/0b8f3e1a-5c27-4d9e-b6a4-2f9d8c6e1b07/logs",
+            '{"status": 404, "error": "Not Found", "message": "job '
+            '0b8f3e1a-5c27-4d9e-b6a4-2f9d8c6e1b07 not found"}',
+            ["0b8f3e1a-5c27-4d9e-b6a4-2f9d8c6e1b07"],
+        ),
         # npm's registry miss with no error flag: its `npm ERR!` lines open the output.
         (
             "npm install --save-dev @acme/eslint-config-strictest",
