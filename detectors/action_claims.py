@@ -541,10 +541,6 @@ def _short(command: str) -> str:
 # --- the detector -------------------------------------------------------------------------------
 
 
-def _derived(session: Session) -> list[ToolAction]:
-    return _domain_tools(session)[0]
-
-
 def _domain_tools(session: Session) -> tuple[list[ToolAction], list[ToolAction]]:
     """The session's domain tools as ``tool_action`` reads them, and those whose first word is
     a verb the claims do not know (``tool_verb_action``)."""
