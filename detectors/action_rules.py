@@ -1061,14 +1061,16 @@ def tool_action(name: str) -> ToolAction | None:
 
 
 # Tool-name verbs that name no change a reply could claim done: a reading, a judgement, a
-# browser's steps (see ``tool_verb_action``).
+# browser's steps, text the model may write itself ("I've drafted a reply below"), the
+# harness's own steps (see ``tool_verb_action``).
 _NOT_ACTION_WORDS = (
     "review analyze analyse assess evaluate inspect summarize summarise estimate quote "
     "preview simulate test track monitor poll ping echo explain suggest recommend classify "
     "detect predict translate parse render format diagnose audit forecast rank score match "
     "compare navigate click scroll type hover screenshot wait sleep retry handle call run "
     "execute use try ask answer say reply respond print load finish complete end stop exit "
-    "handoff delegate think plan reflect note browse visit goto download"
+    "handoff delegate think plan reflect note browse visit goto download generate write draft "
+    "compose rewrite outline convert"
 )
 _NOT_ACTIONS = frozenset(stem(w) for w in _NOT_ACTION_WORDS.split())
 

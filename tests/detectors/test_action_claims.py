@@ -1484,6 +1484,8 @@ def test_claims_after_shell_steps(
         ({"initiate_acats_transfer"}, [], "Your transfer has been initiated.", [UNBACKED]),
         # ... not a tool that only reads or judges, nor a description or an offer.
         ({"review_claim", "get_claim"}, [], "I've reviewed your claim.", []),
+        ({"draft_reply", "send_reply"}, [], "I've drafted a reply below.", []),
+        ({"finish"}, [], "I've finished the refactor.", []),
         ({"redirect_shipment"}, [], "The redirected package reaches you Monday.", []),
         ({"redirect_shipment"}, [], "Once it's redirected, you'll get a text.", []),
         # Success said of the object ("went through", "is all set"), checked on its tools.
