@@ -1051,8 +1051,8 @@ def faithfulness(session: Session, params: FaithfulnessParams) -> list[Signal]:
             context.add(event.output)
         elif kind is _USER or kind is _RESULT:
             context.add(_context_text(event, keys))
-        elif kind is _SYSTEM:
-            context.add(_context_text(event, keys), shared=True)
+        elif kind is _SYSTEM:  # a system prompt, shared by sessions; or a retrieval's documents
+            context.add(_context_text(event, keys), shared=not event.meta.get("retrieval"))
         elif kind is _ASSISTANT and _is_reply(event) and may_hold_entities(event.text):
             signals += check_reply(event, context, params, audit_all=False)[0]
     return signals

@@ -1,8 +1,9 @@
 """The replies to judge and, for each, the evidence that fits: what the agent saw before it.
 
 Evidence for a reply is every user message, tool output (with the name of its call) and
-retrieved context (``Event.meta["retrieved_context"]``, a string or a list of strings, set by
-formats or pipelines that record retrieval) that came before the reply in the same agent's
+retrieved context (a reader's retrieval step, a SYSTEM event marked ``retrieval``, or
+``Event.meta["retrieved_context"]``, a string or a list of strings, set by pipelines that
+record retrieval) that came before the reply in the same agent's
 thread (a sub-agent's steps are evidence for the sub-agent's replies only), plus the agent's
 curated reference facts from the config. System prompts are not evidence: they are
 instructions, not facts the agent looked up.
@@ -132,6 +133,10 @@ def _from_event(event: Event, names: dict[str | None, str | None]) -> list[_Cand
     elif event.kind is EventKind.TOOL_RESULT and event.output:
         name = event.name or names.get(event.call_id)
         out.append(_Candidate(event.index, event.index, "tool_output", event.output, name))
+    elif event.kind is EventKind.SYSTEM and event.text and event.meta.get("retrieval"):
+        # A retrieval step the reader kept (a RETRIEVER observation, a retriever run): its
+        # documents, not a system prompt.
+        out.append(_Candidate(event.index, event.index, "retrieved_context", event.text, None))
     retrieved = event.meta.get(RETRIEVED_KEY) if event.meta else None
     texts = [retrieved] if isinstance(retrieved, str) else retrieved or []
     for text in texts:

@@ -347,3 +347,66 @@ def dedupe_calls(events: list[Event]) -> list[Event]:
             seen.add(key)
         out.append(event)
     return out
+
+
+# --- retrieval ------------------------------------------------------------------------------
+
+_DOC_KEYS = ("pageContent", "page_content", "content", "text")
+
+
+def retrieved_text(value: Any) -> str:
+    """The documents a retrieval step returned, as text: each document's content (``pageContent``
+    / ``page_content`` / ``content`` / ``text``; LangChain's serialised ``Document`` too) with its
+    ``metadata`` as JSON on the next line, documents joined by blank lines. A list of documents or
+    strings, ``{"documents": [...]}`` or one document; anything else is its JSON text."""
+    value = json_value(value)
+    if value in (None, "", [], {}):
+        return ""
+    if isinstance(value, dict) and isinstance(value.get("documents"), list):
+        docs: list[Any] = value["documents"]
+    elif isinstance(value, list):
+        docs = value
+    elif isinstance(value, dict) and _doc_content(_unwrap_lc(value)) is not None:
+        docs = [value]
+    else:
+        return json_text(value)
+    return "\n\n".join(t for t in map(_document_text, docs) if t)
+
+
+def _unwrap_lc(doc: dict[str, Any]) -> dict[str, Any]:
+    kwargs = doc.get("kwargs")
+    return kwargs if doc.get("lc") and isinstance(kwargs, dict) else doc
+
+
+def _doc_content(doc: dict[str, Any]) -> str | None:
+    for key in _DOC_KEYS:
+        value = doc.get(key)
+        if isinstance(value, str):
+            return value
+        if isinstance(value, list):
+            return text_of(value)
+    return None
+
+
+def _document_text(doc: Any) -> str:
+    doc = json_value(doc)
+    if not isinstance(doc, dict):
+        return json_text(doc)
+    doc = _unwrap_lc(doc)
+    content = _doc_content(doc)
+    if content is None:
+        return json_text(doc)
+    metadata = json_value(doc.get("metadata"))
+    meta = json_text(metadata) if metadata not in (None, "", {}) else ""
+    return "\n".join(t for t in (content, meta) if t)
+
+
+def add_retrieval(
+    timeline: Timeline, time: int, rank: int, name: Any, text: str, who: str | None
+) -> None:
+    """A retrieval step as the context it gave the agent: a SYSTEM event (a retriever is not a
+    tool the agent called, so tool checks must not see it), ``meta`` marking it retrieved."""
+    if not text or text.isspace():
+        return
+    meta = {"retrieval": True, "name": str(name or "retriever")}
+    timeline.add(time, rank, Event(EventKind.SYSTEM, text=text, subagent=who, meta=meta))

@@ -2,8 +2,9 @@
 a list of such traces, ``{"data": [...]}`` of them, or one trace per JSON line.
 
 Langfuse has no first-class tool call id: a TOOL observation takes one from its metadata, else
-from the matching ``tool_calls[]`` of a GENERATION output, else its own observation id. Traces
-that share a ``sessionId`` are one session.
+from the matching ``tool_calls[]`` of a GENERATION output, else its own observation id. A
+RETRIEVER observation (or a SPAN named for a retriever) gives the documents it returned as
+context, a SYSTEM event. Traces that share a ``sessionId`` are one session.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from sessions.formats._history import (
     CallPool,
     Msg,
     Timeline,
+    add_retrieval,
     add_tool_step,
     dedupe_calls,
     replay,
+    retrieved_text,
     to_msgs,
     tool_registry,
     user_msgs,
@@ -145,6 +148,7 @@ def _add_trace(
     batches = [Batch(start, -1, user_msgs(trace.get("input")), fresh=False)]
     systems: set[str] = set()  # system prompts added (each once per trace)
     has_tools = any(o.get("type") == "TOOL" for o in ordered)
+    callers = _model_callers(ordered, parent)
     pool = CallPool()
     for rank, obs in enumerate(ordered):
         kind, who = obs.get("type"), subagent(obs)
@@ -173,6 +177,9 @@ def _add_trace(
             batches.append(Batch(done, rank + late, _replies(obs.get("output")), False, who))
         elif kind == "TOOL":
             _add_tool(obs, when, done, rank, timeline, pool, who)
+        elif _is_retrieval(obs, callers):
+            text = retrieved_text(obs.get("output"))
+            add_retrieval(timeline, done, rank, obs.get("name"), text, who)
     if trace.get("output") is not None:
         batches.append(Batch(end, late, _replies(trace.get("output")), fresh=False))
     else:
@@ -182,6 +189,30 @@ def _add_trace(
     for batch in batches:
         batch.calls = not has_tools
     return batches
+
+
+def _model_callers(ordered: list[dict[str, Any]], parent: dict[str, str | None]) -> set[str]:
+    """The observations a GENERATION runs under (its ancestors)."""
+    found: set[str] = set()
+    for obs in ordered:
+        if obs.get("type") != "GENERATION":
+            continue
+        node = parent.get(str(obs.get("id")))
+        while node is not None and node not in found:
+            found.add(node)
+            node = parent.get(node)
+    return found
+
+
+def _is_retrieval(obs: dict[str, Any], callers: set[str]) -> bool:
+    """A RETRIEVER, or a SPAN named for a retriever (older SDKs, hand-made traces) that runs no
+    model: a chain named for retrieval (LangChain's ``RetrievalQA``, a SPAN in SDK v2) wraps the
+    GENERATION and outputs the answer, which is no retrieved context."""
+    kind = obs.get("type")
+    if kind == "RETRIEVER":
+        return True
+    named = kind == "SPAN" and "retriev" in str(obs.get("name")).lower()
+    return named and str(obs.get("id")) not in callers
 
 
 def _replies(value: Any) -> list[Msg]:

@@ -1,7 +1,8 @@
 """LangSmith run exports: ``{"runs": [...]}``, a list of runs, or one run per JSON line.
 
 The runs of a trace share ``trace_id`` and are ordered by ``dotted_order``. Tool runs give the
-tool steps; LLM runs the assistant text and the tool-call ids; the root run the user's input.
+tool steps; LLM runs the assistant text and the tool-call ids; retriever runs the documents they
+returned, as context (a SYSTEM event); the root run the user's input and the final answer.
 ``run.session_id`` is the LangSmith project, not the conversation: the session is the thread
 named in ``extra.metadata``, else the trace.
 """
@@ -17,10 +18,12 @@ from sessions.formats._history import (
     CallPool,
     Msg,
     Timeline,
+    add_retrieval,
     add_tool_step,
     dedupe_calls,
     message_from,
     replay,
+    retrieved_text,
     to_msgs,
     tool_registry,
     user_msgs,
@@ -177,11 +180,16 @@ def _add_trace(runs: list[dict[str, Any]], timeline: Timeline) -> list[Batch]:
                 batches.append(Batch(when, rank, results, fresh=False, subagent=who))
         elif run.get("run_type") == "tool":
             _add_tool(run, when, done, rank, timeline, pool, who)
+        elif run.get("run_type") == "retriever":
+            text = retrieved_text(run.get("outputs"))
+            add_retrieval(timeline, done, rank, run.get("name"), text, who)
     final = root.get("outputs")
     replies = [m for m in to_msgs(final, "assistant") if m.role == "assistant" and m.text]
     if isinstance(final, dict) and isinstance(final.get("output"), str):
         replies = [Msg("assistant", final["output"])]  # AgentExecutor's final answer
-    end = nanos(root.get("end_time")) or max((nanos(r.get("end_time")) for r in runs), default=0)
+    # The final answer comes after everything the root ran, even when the export lacks end times
+    # (a run still open, a partial export): the latest end or start of any run of the trace.
+    end = max(nanos(r.get("end_time")) or nanos(r.get("start_time")) for r in runs)
     batches.append(Batch(end, late, replies, fresh=False))
     for batch in batches:
         batch.calls = not has_tools

@@ -3,7 +3,8 @@
 Span dicts come as ``{"spans": [...]}``, Phoenix's ``{"data": [...]}``, a plain list or one span
 per JSON line; Phoenix may also nest attributes (``{"llm": {"model_name": ...}}``), which are
 flattened back to the dotted names the conventions define. TOOL spans give the tool steps; LLM
-spans give the messages (and, when there are no TOOL spans, the tool calls and results).
+spans give the messages (and, when there are no TOOL spans, the tool calls and results);
+RETRIEVER spans the documents they returned, as context (a SYSTEM event).
 """
 
 from __future__ import annotations
@@ -18,16 +19,19 @@ from sessions.formats._history import (
     CallPool,
     Msg,
     Timeline,
+    add_retrieval,
     add_span_tool,
     dedupe_calls,
     message_from,
     replay,
+    retrieved_text,
     to_msgs,
     tool_registry,
     user_msgs,
 )
 from sessions.formats._otlp import (
     Span,
+    attributes,
     first_attr,
     group_sessions,
     indexed,
@@ -110,6 +114,7 @@ def _session(source: str, sid: str, spans: list[Span]) -> Session:
         return name if name and name != agent else None
 
     tool_spans = [(rank, s) for rank, s in enumerate(spans) if _kind(s) == "TOOL"]
+    retrievers = [(rank, s) for rank, s in enumerate(spans) if _kind(s) == "RETRIEVER"]
     pool = CallPool()
     batches: list[Batch] = []
     late = len(spans)  # agent replies repeat their last LLM output: rank them after it
@@ -122,7 +127,7 @@ def _session(source: str, sid: str, spans: list[Span]) -> Session:
             pool.add(outputs)
             batches.append(Batch(span.start, rank, inputs, fresh=False, subagent=who))
             batches.append(Batch(span.end, rank, outputs, fresh=True, subagent=who))
-        elif kind == "AGENT" or (kind != "TOOL" and span.parent_id not in ids):
+        elif kind == "AGENT" or (kind not in ("TOOL", "RETRIEVER") and span.parent_id not in ids):
             inputs = user_msgs(span.attrs.get("input.value"))
             batches.append(Batch(span.start, rank, inputs, fresh=False, subagent=who))
             outputs = _replies(span.attrs.get("output.value"))
@@ -132,6 +137,8 @@ def _session(source: str, sid: str, spans: list[Span]) -> Session:
     replay(batches, timeline, calls=not tool_spans)
     for rank, span in tool_spans:
         _add_tool(span, rank, timeline, pool, subagent(span))
+    for rank, span in retrievers:
+        add_retrieval(timeline, span.end, rank, span.name, _retrieved(span), subagent(span))
 
     schemas = [
         v
@@ -205,6 +212,27 @@ def _add_tool(span: Span, rank: int, timeline: Timeline, pool: CallPool, who: st
         args=parse_input(attrs.get("input.value")),
         result=attrs.get("output.value"),
     )
+
+
+def _retrieved(span: Span) -> str:
+    """``retrieval.documents.<i>.document.content`` (and ``.metadata``), flattened or as one list
+    attribute (OTLP keeps a structured value whole); else the span's ``output.value``."""
+    attrs = span.attrs
+    raw = attrs.get("retrieval.documents")
+    flat = (
+        attributes({"retrieval.documents": raw}, flatten=True) if isinstance(raw, list) else attrs
+    )
+    docs = []
+    for item in indexed(flat, "retrieval.documents"):
+        content = item.get("document.content")
+        if content in (None, ""):
+            continue
+        metadata = item.get("document.metadata")
+        if metadata is None:  # a nested metadata object, flattened to its keys
+            prefix = "document.metadata."
+            metadata = {k.removeprefix(prefix): v for k, v in item.items() if k.startswith(prefix)}
+        docs.append({"content": content, "metadata": metadata})
+    return retrieved_text(docs) if docs else retrieved_text(attrs.get("output.value"))
 
 
 def _app_version(spans: list[Span]) -> str | None:

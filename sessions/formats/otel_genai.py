@@ -5,7 +5,8 @@ Instrumentations differ by age, so one file may hold any of: the current ``gen_a
 events (``gen_ai.user.message`` ... ``gen_ai.choice``), the deprecated ``gen_ai.prompt`` /
 ``gen_ai.completion`` attributes, or OpenLLMetry's flattened ``gen_ai.prompt.<i>.*`` keys.
 Tool steps come from ``execute_tool`` spans; only when a trace has none are they rebuilt from the
-tool calls and responses inside the chat history.
+tool calls and responses inside the chat history. A ``retrieval`` span gives the documents it
+returned (``gen_ai.retrieval.documents``, else its output messages) as context, a SYSTEM event.
 """
 
 from __future__ import annotations
@@ -20,10 +21,12 @@ from sessions.formats._history import (
     CallPool,
     Msg,
     Timeline,
+    add_retrieval,
     add_span_tool,
     dedupe_calls,
     message_from,
     replay,
+    retrieved_text,
     to_msgs,
     tool_registry,
 )
@@ -117,11 +120,12 @@ def _session(source: str, sid: str, spans: list[Span]) -> Session:
         return name if name and name != agent else None
 
     tool_spans = [(rank, s) for rank, s in enumerate(spans) if _op(s) == "execute_tool"]
+    retrievals = [(rank, s) for rank, s in enumerate(spans) if _is_retrieval(s)]
     pool = CallPool()
     batches: list[Batch] = []
     ends = subtree_end(spans)
     for rank, span in enumerate(spans):
-        if _op(span) == "execute_tool":
+        if _op(span) == "execute_tool" or _is_retrieval(span):
             continue
         inputs, outputs = _messages(span)
         who = subagent(span)
@@ -139,6 +143,8 @@ def _session(source: str, sid: str, spans: list[Span]) -> Session:
     replay(batches, timeline, calls=not tool_spans)
     for rank, span in tool_spans:
         _add_tool(span, rank, timeline, pool, subagent(span))
+    for rank, span in retrievals:
+        add_retrieval(timeline, span.end, rank, span.name, _retrieved(span), subagent(span))
 
     definitions: list[Any] = [
         s.attrs["gen_ai.tool.definitions"] for s in spans if "gen_ai.tool.definitions" in s.attrs
@@ -160,6 +166,23 @@ def _session(source: str, sid: str, spans: list[Span]) -> Session:
     )
     session.reindex()
     return session
+
+
+def _is_retrieval(span: Span) -> bool:
+    # the operation, or (an instrumentation that names none) the attribute only retrieval sets
+    op = _op(span)
+    return op == "retrieval" or (not op and "gen_ai.retrieval.documents" in span.attrs)
+
+
+def _retrieved(span: Span) -> str:
+    """The documents of a retrieval span (opt-in ``gen_ai.retrieval.documents``: a JSON list of
+    ``{id, score, content, ...}``), else the text of its output messages; empty when it has
+    neither (content capture off): then the step adds nothing."""
+    documents = span.attrs.get("gen_ai.retrieval.documents")
+    if documents not in (None, "", []):
+        return retrieved_text(documents)
+    _, outputs = _messages(span)
+    return "\n\n".join(m.text for m in outputs if m.text)
 
 
 def _add_tool(span: Span, rank: int, timeline: Timeline, pool: CallPool, who: str | None) -> None:

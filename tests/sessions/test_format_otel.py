@@ -1,5 +1,6 @@
 """OTel GenAI in OTLP JSON: the shared example, structured vs JSON-string content, the rebuild from
-chat history, and the older conventions (span events, deprecated and flattened attributes)."""
+chat history, retrieval spans, and the older conventions (span events, deprecated and flattened
+attributes)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import orjson
 import pytest
 from tests_support import shared_example, shared_path
 
+from detectors.faithfulness import FaithfulnessParams, faithfulness
 from sessions.documents import Document, parse_bytes
 from sessions.errors import MalformedSessionError
 from sessions.formats import otel_genai
@@ -395,6 +397,146 @@ def test_nested_invoke_agent_marks_subagent_steps() -> None:
         (EventKind.TOOL_CALL, "coder", ""),
         (EventKind.TOOL_RESULT, "coder", '{"ok":true}'),
     ]
+
+
+# --- retrieval ----------------------------------------------------------------------------
+
+# A RAG agent's turn: the case id and the amount of its reply are in the retrieved documents only.
+RAG_QUESTION = "What happened with my water damage claim?"
+RAG_DOCS = [
+    "Case CX-48213: water damage claim, settled for $12,450.00 on 2024-03-02.",
+    "Case CX-50017: roof claim, denied for lack of photos.",
+]
+RAG_REPLY = "Your claim is case CX-48213; it was settled for $12,450.00."
+RAG_DOCUMENTS = [
+    {"id": "d1", "score": 0.91, "content": RAG_DOCS[0]},
+    {"id": "d2", "score": 0.52, "content": RAG_DOCS[1]},
+]
+
+
+def _rag(retrieval: dict[str, Any]) -> dict[str, Any]:
+    """An agent span with the question, its retrieval span, then the chat span that answers (sent
+    no documents)."""
+    root = span(
+        "01" * 8,
+        0,
+        {
+            "gen_ai.operation.name": "invoke_agent",
+            "gen_ai.agent.name": "claims-agent",
+            "gen_ai.conversation.id": "rag",
+            "gen_ai.input.messages": [
+                {"role": "user", "parts": [{"type": "text", "content": RAG_QUESTION}]}
+            ],
+        },
+        name="invoke_agent claims-agent",
+    )
+    root["endTimeUnixNano"] = str(1_775_000_000_000_000_000 + 40 * 1_000_000)
+    found = span(
+        "02" * 8,
+        10,
+        {"gen_ai.operation.name": "retrieval", "gen_ai.data_source.id": "claims-kb", **retrieval},
+        name="retrieval claims-kb",
+        parentSpanId="01" * 8,
+    )
+    chat = span(
+        "03" * 8,
+        20,
+        {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.input.messages": [
+                {"role": "user", "parts": [{"type": "text", "content": RAG_QUESTION}]}
+            ],
+            "gen_ai.output.messages": [
+                {
+                    "role": "assistant",
+                    "parts": [{"type": "text", "content": RAG_REPLY}],
+                    "finish_reason": "stop",
+                }
+            ],
+        },
+        parentSpanId="01" * 8,
+    )
+    return otlp(root, found, chat)
+
+
+def rag_steps(session: Session) -> list[tuple[Any, ...]]:
+    """The session as (kind, text, meta) rows; a retrieval is a SYSTEM event, never a tool step."""
+    assert not [e for e in session.events if e.kind in (EventKind.TOOL_CALL, EventKind.TOOL_RESULT)]
+    return [(e.kind, e.text, e.meta) for e in session.events]
+
+
+@pytest.mark.parametrize(
+    ("retrieval", "text"),
+    [
+        pytest.param(
+            {"gen_ai.retrieval.documents": orjson.dumps(RAG_DOCUMENTS).decode()},
+            "\n\n".join(RAG_DOCS),
+            id="documents-json-string",
+        ),
+        pytest.param(
+            {"gen_ai.retrieval.documents": RAG_DOCUMENTS},
+            "\n\n".join(RAG_DOCS),
+            id="documents-structured",
+        ),
+        pytest.param(
+            {"gen_ai.retrieval.documents": [{"id": "CX-48213", "score": 0.91}]},
+            '{"id":"CX-48213","score":0.91}',
+            id="ids-only",
+        ),
+        pytest.param(
+            # no documents attribute: the output messages hold what was retrieved, and are no reply
+            {
+                "gen_ai.output.messages": [
+                    {"role": "assistant", "parts": [{"type": "text", "content": d}]}
+                    for d in RAG_DOCS
+                ]
+            },
+            "\n\n".join(RAG_DOCS),
+            id="output-messages",
+        ),
+    ],
+)
+def test_retrieval_span_is_retrieved_context(retrieval: dict[str, Any], text: str) -> None:
+    [session] = otel_genai.parse(doc_of(_rag(retrieval)))
+    assert rag_steps(session) == [
+        (EventKind.USER, RAG_QUESTION, {}),
+        (EventKind.SYSTEM, text, {"retrieval": True, "name": "retrieval claims-kb"}),
+        (EventKind.ASSISTANT, RAG_REPLY, {}),
+    ]
+    assert session.events[1].subagent is None
+
+
+def test_retrieval_span_without_content_adds_nothing() -> None:
+    # content capture off: the span says a retrieval happened, not what it found
+    [session] = otel_genai.parse(doc_of(_rag({"gen_ai.retrieval.query.text": RAG_QUESTION})))
+    assert [e.kind for e in session.events] == [EventKind.USER, EventKind.ASSISTANT]
+
+
+def test_retrieval_under_a_sub_agent_keeps_the_sub_agent() -> None:
+    data = _rag({"gen_ai.retrieval.documents": RAG_DOCUMENTS})
+    spans = data["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    researcher = span(
+        "04" * 8,
+        5,
+        {"gen_ai.operation.name": "invoke_agent", "gen_ai.agent.name": "researcher"},
+        parentSpanId="01" * 8,
+    )
+    spans[1]["parentSpanId"] = "04" * 8
+    spans.append(researcher)
+    [session] = otel_genai.parse(doc_of(data))
+    [retrieved] = [e for e in session.events if e.kind is EventKind.SYSTEM]
+    assert (retrieved.text, retrieved.subagent) == ("\n\n".join(RAG_DOCS), "researcher")
+
+
+def test_retrieved_ids_ground_the_reply() -> None:
+    [session] = otel_genai.parse(doc_of(_rag({"gen_ai.retrieval.documents": RAG_DOCUMENTS})))
+    assert faithfulness(session, FaithfulnessParams()) == []
+    # without the retrieved text the same reply is flagged: it is the retrieval that grounds it
+    blind = copy.deepcopy(session)
+    blind.events = [e for e in session.events if not e.meta.get("retrieval")]
+    blind.reindex()
+    flagged = {s.value for s in faithfulness(blind, FaithfulnessParams())}
+    assert flagged == {"CX-48213", "$12,450.00"}
 
 
 @pytest.mark.parametrize(

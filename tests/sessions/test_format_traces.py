@@ -1,5 +1,5 @@
-"""OpenInference, Langfuse and LangSmith exports, and the sniff separation of the four trace
-adapters over every example file."""
+"""OpenInference, Langfuse and LangSmith exports, their retrieval steps, and the sniff separation
+of the four trace adapters over every example file."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ import orjson
 import pytest
 from tests_support import shared_example, shared_path
 
+from detectors.faithfulness import FaithfulnessParams, faithfulness
 from sessions.documents import Document, parse_bytes
 from sessions.errors import MalformedSessionError, UnknownFormatError
 from sessions.formats import detect, langfuse, langsmith, openinference, otel_genai
@@ -65,6 +66,42 @@ SCENARIO = [
     (EventKind.TOOL_RESULT, SETTINGS_ID, False),
     (EventKind.ASSISTANT, REPLY),
 ]
+
+
+# A RAG agent's turn: the case id and the amount of its reply are in the retrieved documents only.
+RAG_QUESTION = "What happened with my water damage claim?"
+RAG_DOCS = [
+    "Case CX-48213: water damage claim, settled for $12,450.00 on 2024-03-02.",
+    "Case CX-50017: roof claim, denied for lack of photos.",
+]
+RAG_META = '{"source":"claims.pdf"}'
+RAG_TEXT = f"{RAG_DOCS[0]}\n{RAG_META}\n\n{RAG_DOCS[1]}"  # the first document has metadata
+RAG_REPLY = "Your claim is case CX-48213; it was settled for $12,450.00."
+
+
+def rag_steps(session: Session) -> list[tuple[Any, ...]]:
+    """The session as (kind, text, meta) rows; a retrieval is a SYSTEM event, never a tool step."""
+    assert not [e for e in session.events if e.kind in (EventKind.TOOL_CALL, EventKind.TOOL_RESULT)]
+    return [(e.kind, e.text, e.meta) for e in session.events]
+
+
+def rag_order(name: str, text: str = RAG_TEXT) -> list[tuple[Any, ...]]:
+    return [
+        (EventKind.USER, RAG_QUESTION, {}),
+        (EventKind.SYSTEM, text, {"retrieval": True, "name": name}),
+        (EventKind.ASSISTANT, RAG_REPLY, {}),
+    ]
+
+
+def check_rag_faithful(session: Session) -> None:
+    """No signal for the reply; without the retrieved text the same reply is flagged, so it is the
+    retrieval that grounds it."""
+    assert faithfulness(session, FaithfulnessParams()) == []
+    blind = copy.deepcopy(session)
+    blind.events = [e for e in session.events if not e.meta.get("retrieval")]
+    blind.reindex()
+    flagged = {s.value for s in faithfulness(blind, FaithfulnessParams())}
+    assert flagged == {"CX-48213", "$12,450.00"}
 
 
 def check_outputs(session: Session, error_text: str) -> None:
@@ -201,6 +238,95 @@ def test_openinference_phoenix_nested_attributes_and_rebuild_without_tool_spans(
     ]
 
 
+def _oi_rag(retriever_attrs: dict[str, Any]) -> dict[str, Any]:
+    """Phoenix span dicts: a CHAIN root, its RETRIEVER, then the LLM call that answers."""
+
+    def span(span_id: str, kind: str, name: str, second: int, attrs: dict[str, Any]) -> Any:
+        return {
+            "name": name,
+            "context": {"trace_id": "rag", "span_id": span_id},
+            "parent_id": None if span_id == "root" else "root",
+            "span_kind": kind,
+            "start_time": f"2026-04-01T10:00:0{second}Z",
+            "end_time": f"2026-04-01T10:00:0{second + 1}Z",
+            "status_code": "OK",
+            "attributes": {"openinference.span.kind": kind, **attrs},
+        }
+
+    root = {"input.value": RAG_QUESTION, "output.value": RAG_REPLY, "session.id": "rag"}
+    llm = {
+        "llm.input_messages.0.message.role": "user",
+        "llm.input_messages.0.message.content": RAG_QUESTION,
+        "llm.output_messages.0.message.role": "assistant",
+        "llm.output_messages.0.message.content": RAG_REPLY,
+    }
+    retriever = {"input.value": RAG_QUESTION, **retriever_attrs}
+    spans = [
+        span("root", "CHAIN", "rag", 0, root),
+        span("ret", "RETRIEVER", "claims-retriever", 1, retriever),
+        span("llm", "LLM", "ChatOpenAI", 3, llm),
+    ]
+    spans[0]["end_time"] = "2026-04-01T10:00:05Z"
+    return {"spans": spans}
+
+
+_OI_FLAT = {
+    "retrieval.documents.0.document.id": "d1",
+    "retrieval.documents.0.document.content": RAG_DOCS[0],
+    "retrieval.documents.0.document.metadata": '{"source": "claims.pdf"}',
+    "retrieval.documents.0.document.score": 0.91,
+    "retrieval.documents.1.document.id": "d2",
+    "retrieval.documents.1.document.content": RAG_DOCS[1],
+}
+_OI_NESTED = {
+    "retrieval": {
+        "documents": [
+            {"document": {"content": RAG_DOCS[0], "metadata": {"source": "claims.pdf"}}},
+            {"document": {"content": RAG_DOCS[1]}},
+        ]
+    }
+}
+
+
+@pytest.mark.parametrize(
+    ("attrs", "text"),
+    [
+        pytest.param(_OI_FLAT, RAG_TEXT, id="flattened"),
+        pytest.param(_OI_NESTED, RAG_TEXT, id="phoenix-nested"),
+        pytest.param(
+            # one structured attribute, as an OTLP arrayValue of kvlists decodes
+            {
+                "retrieval.documents": [
+                    {"document.content": RAG_DOCS[0], "document.metadata": RAG_META},
+                    {"document.content": RAG_DOCS[1]},
+                ]
+            },
+            RAG_TEXT,
+            id="list-attribute",
+        ),
+        pytest.param(
+            {"output.value": orjson.dumps({"documents": RAG_DOCS}).decode()},
+            "\n\n".join(RAG_DOCS),
+            id="output-value",
+        ),
+    ],
+)
+def test_openinference_retriever_span_is_retrieved_context(attrs: Any, text: str) -> None:
+    [session] = openinference.parse(doc_of(_oi_rag(attrs)))
+    assert rag_steps(session) == rag_order("claims-retriever", text)
+    assert session.events[1].subagent is None
+
+
+def test_openinference_retrieved_ids_ground_the_reply() -> None:
+    [session] = openinference.parse(doc_of(_oi_rag(_OI_FLAT)))
+    check_rag_faithful(session)
+
+
+def test_openinference_retriever_without_documents_adds_nothing() -> None:
+    [session] = openinference.parse(doc_of(_oi_rag({})))
+    assert [e.kind for e in session.events] == [EventKind.USER, EventKind.ASSISTANT]
+
+
 # --- Langfuse -----------------------------------------------------------------------------
 
 
@@ -270,6 +396,152 @@ def test_langfuse_trace_lists_group_by_session_id() -> None:
         assert texts == [QUESTION, system, REPLY, "and the host?", "localhost"]
 
 
+def _langfuse_rag(retriever: dict[str, Any], **trace: Any) -> dict[str, Any]:
+    """A trace: the question, a retrieval, then the GENERATION that answers (sent no documents)."""
+    return {
+        "id": "rag-1",
+        "sessionId": "rag",
+        "timestamp": "2026-05-14T15:00:00Z",
+        "input": {"messages": [{"role": "user", "content": RAG_QUESTION}]},
+        "output": RAG_REPLY,
+        "observations": [
+            {
+                "id": "r1",
+                "traceId": "rag-1",
+                "name": "claims-retriever",
+                "startTime": "2026-05-14T15:00:01Z",
+                "endTime": "2026-05-14T15:00:02Z",
+                "input": {"query": RAG_QUESTION},
+                **retriever,
+            },
+            {
+                "id": "g1",
+                "traceId": "rag-1",
+                "type": "GENERATION",
+                "name": "answer",
+                "startTime": "2026-05-14T15:00:03Z",
+                "endTime": "2026-05-14T15:00:05Z",
+                "model": "gpt-4.1",
+                "input": [{"role": "user", "content": RAG_QUESTION}],
+                "output": {"role": "assistant", "content": RAG_REPLY},
+            },
+        ],
+        **trace,
+    }
+
+
+_LF_DOCS = [{"pageContent": RAG_DOCS[0], "metadata": {"source": "claims.pdf"}}, RAG_DOCS[1]]
+
+
+@pytest.mark.parametrize(
+    ("retriever", "name", "text"),
+    [
+        pytest.param({"type": "RETRIEVER", "output": _LF_DOCS}, None, RAG_TEXT, id="pageContent"),
+        pytest.param(
+            {
+                "type": "RETRIEVER",
+                "output": {
+                    "documents": [
+                        {"page_content": RAG_DOCS[0], "metadata": {"source": "claims.pdf"}},
+                        {"content": RAG_DOCS[1], "metadata": {}},
+                    ]
+                },
+            },
+            None,
+            RAG_TEXT,
+            id="documents-object",
+        ),
+        pytest.param(
+            {"type": "RETRIEVER", "output": orjson.dumps(RAG_DOCS).decode()},
+            None,
+            "\n\n".join(RAG_DOCS),
+            id="json-string-list",
+        ),
+        pytest.param(
+            {
+                "type": "RETRIEVER",
+                "output": [
+                    {
+                        "lc": 1,
+                        "type": "constructor",
+                        "id": ["langchain", "schema", "document", "Document"],
+                        "kwargs": {
+                            "page_content": RAG_DOCS[0],
+                            "metadata": {"source": "claims.pdf"},
+                        },
+                    },
+                    {"text": RAG_DOCS[1]},
+                ],
+            },
+            None,
+            RAG_TEXT,
+            id="langchain-serialised",
+        ),
+        pytest.param(
+            {"type": "SPAN", "name": "VectorStoreRetriever", "output": _LF_DOCS},
+            "VectorStoreRetriever",
+            RAG_TEXT,
+            id="span-named-retriever",
+        ),
+        pytest.param(
+            {"type": "RETRIEVER", "output": {"hits": [{"case": "CX-48213", "amount": 12450}]}},
+            None,
+            '{"hits":[{"case":"CX-48213","amount":12450}]}',
+            id="json-fallback",
+        ),
+    ],
+)
+def test_langfuse_retriever_is_retrieved_context(
+    retriever: dict[str, Any], name: str | None, text: str
+) -> None:
+    [session] = langfuse.parse(doc_of(_langfuse_rag(retriever)))
+    assert rag_steps(session) == rag_order(name or "claims-retriever", text)
+
+
+def test_langfuse_retrieved_ids_ground_the_reply() -> None:
+    [session] = langfuse.parse(doc_of(_langfuse_rag({"type": "RETRIEVER", "output": _LF_DOCS})))
+    check_rag_faithful(session)
+
+
+def test_langfuse_retrieval_keeps_the_sub_agent_and_plain_spans_stay_silent() -> None:
+    main = {"id": "a0", "traceId": "rag-1", "type": "AGENT", "name": "claims-agent"}
+    agent = {
+        "id": "a1",
+        "traceId": "rag-1",
+        "type": "AGENT",
+        "name": "researcher",
+        "parentObservationId": "a0",
+        "startTime": "2026-05-14T15:00:00.500Z",
+        "endTime": "2026-05-14T15:00:02.500Z",
+    }
+    trace = _langfuse_rag({"type": "RETRIEVER", "output": _LF_DOCS, "parentObservationId": "a1"})
+    other = {"id": "s1", "traceId": "rag-1", "type": "SPAN", "name": "format", "output": "CX-1"}
+    trace["observations"] = [main, *trace["observations"], agent, other]
+    [session] = langfuse.parse(doc_of(trace))
+    [retrieved] = [e for e in session.events if e.kind is EventKind.SYSTEM]
+    assert (retrieved.text, retrieved.subagent) == (RAG_TEXT, "researcher")
+
+
+def test_langfuse_span_named_for_retrieval_that_runs_the_model_is_no_retrieval() -> None:
+    """LangChain's RetrievalQA chain (a SPAN in Langfuse SDK v2) wraps the GENERATION and outputs
+    the answer: only its retriever child is retrieved context, not the chain's answer."""
+    trace = _langfuse_rag({"type": "SPAN", "name": "VectorStoreRetriever", "output": _LF_DOCS})
+    chain = {
+        "id": "c1",
+        "traceId": "rag-1",
+        "type": "SPAN",
+        "name": "RetrievalQA",
+        "startTime": "2026-05-14T15:00:00.500Z",
+        "endTime": "2026-05-14T15:00:06Z",
+        "output": {"result": RAG_REPLY},
+    }
+    for obs in trace["observations"]:
+        obs["parentObservationId"] = "c1"
+    trace["observations"].append(chain)
+    [session] = langfuse.parse(doc_of(trace))
+    assert rag_steps(session) == rag_order("VectorStoreRetriever")
+
+
 # --- LangSmith ----------------------------------------------------------------------------
 
 
@@ -311,6 +583,119 @@ def test_langsmith_run_list_jsonl_tool_message_error_and_trace_id_session() -> N
         (EventKind.TOOL_RESULT, SETTINGS_ID, True),
         (EventKind.ASSISTANT, REPLY),
     ]
+
+
+def _langsmith_rag(documents: Any) -> dict[str, Any]:
+    """A LangChain RAG chain: the root chain, its retriever run, then the LLM run that answers."""
+
+    def run(run_id: str, run_type: str, name: str, second: int, **fields: Any) -> dict[str, Any]:
+        return {
+            "id": run_id,
+            "trace_id": "root",
+            "parent_run_id": None if run_id == "root" else "root",
+            "name": name,
+            "run_type": run_type,
+            "start_time": f"2026-04-01T13:00:0{second}.000000",
+            "end_time": f"2026-04-01T13:00:0{second + 1}.000000",
+            "dotted_order": "20260401T130000000000Zroot"
+            + ("" if run_id == "root" else f".20260401T13000{second}000000Z{run_id}"),
+            "extra": {"metadata": {"thread_id": "rag"}},
+            **fields,
+        }
+
+    message = {
+        "lc": 1,
+        "type": "constructor",
+        "id": ["AIMessage"],
+        "kwargs": {"content": RAG_REPLY},
+    }
+    return {
+        "runs": [
+            run(
+                "root",
+                "chain",
+                "RAG Chain",
+                0,
+                inputs={"question": RAG_QUESTION},
+                outputs={"output": RAG_REPLY},
+                end_time="2026-04-01T13:00:06.000000",
+            ),
+            run(
+                "ret",
+                "retriever",
+                "VectorStoreRetriever",
+                1,
+                inputs={"query": RAG_QUESTION},
+                outputs=documents,
+            ),
+            run(
+                "llm",
+                "llm",
+                "ChatOpenAI",
+                3,
+                inputs={"messages": [[{"role": "user", "content": RAG_QUESTION}]]},
+                outputs={"generations": [[{"text": RAG_REPLY, "message": message}]]},
+            ),
+        ]
+    }
+
+
+_LS_DOCS = {
+    "documents": [
+        {"page_content": RAG_DOCS[0], "metadata": {"source": "claims.pdf"}, "type": "Document"},
+        {"page_content": RAG_DOCS[1], "metadata": {}, "type": "Document"},
+    ]
+}
+
+
+@pytest.mark.parametrize(
+    ("outputs", "text"),
+    [
+        pytest.param(_LS_DOCS, RAG_TEXT, id="documents"),
+        pytest.param(
+            {"result": ["CX-48213", "CX-50017"]}, '{"result":["CX-48213","CX-50017"]}', id="json"
+        ),
+    ],
+)
+def test_langsmith_retriever_run_is_retrieved_context(outputs: Any, text: str) -> None:
+    [session] = langsmith.parse(doc_of(_langsmith_rag(outputs)))
+    assert session.id == "rag"
+    assert rag_steps(session) == rag_order("VectorStoreRetriever", text)
+
+
+def test_langsmith_retrieved_ids_ground_the_reply() -> None:
+    [session] = langsmith.parse(doc_of(_langsmith_rag(_LS_DOCS)))
+    check_rag_faithful(session)
+
+
+@pytest.mark.parametrize(
+    "open_runs",
+    [("root",), ("root", "llm", "ret"), ("root", "ret")],
+    ids=["root-open", "all-open", "root-and-retriever-open"],
+)
+def test_langsmith_root_without_end_time_answers_after_its_children(
+    open_runs: tuple[str, ...],
+) -> None:
+    """A root run still open (no end_time) has its final answer after all its children ran, not
+    at time zero ahead of the question, nor before a child that ended later."""
+    data = _langsmith_rag(_LS_DOCS)
+    for run in data["runs"]:
+        if run["id"] in open_runs:
+            del run["end_time"]
+    [session] = langsmith.parse(doc_of(data))
+    assert rag_steps(session) == rag_order("VectorStoreRetriever")
+
+
+@pytest.mark.parametrize("open_runs", [(0, 3), (0, 1, 2, 3)], ids=["root-and-last-tool", "all"])
+def test_langsmith_example_without_end_times_keeps_the_final_answer_last(
+    open_runs: tuple[int, ...],
+) -> None:
+    # the root and the last tool run (which starts after the others ended), or every run
+    data = load("langsmith_runs.json")
+    for i in open_runs:
+        del data["runs"][i]["end_time"]
+    [session] = langsmith.parse(doc_of(data))
+    assert steps(session) == SCENARIO
 
 
 # --- shared behaviour ---------------------------------------------------------------------

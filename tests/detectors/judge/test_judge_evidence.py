@@ -139,3 +139,22 @@ def test_key_tokens_normalise_numbers_and_skip_plain_words() -> None:
 
 def test_excerpt_keeps_short_text_whole() -> None:
     assert excerpt("short text", {"x"}, 100) == "short text"
+
+
+def test_a_readers_retrieval_step_is_retrieved_context_a_system_prompt_is_not() -> None:
+    retrieval = Event(
+        EventKind.SYSTEM,
+        text="Returns: 30 days from delivery.",
+        meta={"retrieval": True, "name": "kb_retriever"},
+    )
+    s = session(
+        [Event(EventKind.SYSTEM, text="You are a support assistant.")],
+        user("What is the return window?"),
+        [retrieval],
+        reply("You have 30 days to return it."),
+    )
+    (item,) = judge_items(s, config())
+    assert [(e.source, e.index, e.text) for e in item.evidence] == [
+        ("user_message", 1, "What is the return window?"),
+        ("retrieved_context", 2, "Returns: 30 days from delivery."),
+    ]
