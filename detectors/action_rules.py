@@ -127,7 +127,7 @@ class CompiledRule:
 
 # --- the default pack --------------------------------------------------------------------------
 
-_SHELL_TOOLS = [r"^(?:Bash|bash|shell|terminal|run_command|execute_command|exec)$"]
+_SHELL_TOOLS = [r"^(?:Bash|bash|shell|local_shell|terminal|run_command|execute_command|exec)$"]
 
 # A shell command that only reads: read-only programs (`cd` first, pipes and `&&` between), no
 # redirection into a file, no `find -delete`/`-exec`.

@@ -226,6 +226,8 @@ def _tool_names(configs: list[dict[str, Any]], history: list[Any]) -> list[Any]:
                     names.extend(allowed)
                 else:
                     unlisted.add(str(tool.get("server_label")))
+            elif tool.get("type") in BUILTIN_TOOLS and not tool.get("name"):
+                names.append(BUILTIN_TOOLS[tool["type"]])  # `{"type": "shell"}`: its calls' name
             else:
                 inner = tool.get("function")
                 names.append(inner.get("name") if isinstance(inner, dict) else tool.get("name"))
@@ -258,21 +260,33 @@ def _add_item(log: EventLog, item: Any) -> None:
         # Custom tools take free text: only function arguments are JSON.
         value = parse_arguments(raw) if kind == "function_call" else raw
         log.call(item.get("call_id") or item.get("id"), item.get("name"), value)
-    elif kind in ("function_call_output", "custom_tool_call_output"):
+    elif kind in _SHELL_CALLS:
+        log.call(item.get("call_id") or item.get("id"), _SHELL_CALLS[kind], _shell_action(item))
+    elif kind == "apply_patch_call":
+        operation = item.get("operation")
+        log.call(item.get("call_id") or item.get("id"), "apply_patch", _patch_input(operation))
+    elif kind == "shell_call_output":
+        _add_shell_outputs(log, item)
+    elif kind == "apply_patch_call_output":
+        failed = item.get("status") == "failed"
+        text = json_text(item.get("output")) or ("failed" if failed else "")
+        log.result(item.get("call_id") or item.get("id"), text, is_error=failed)
+    elif kind in ("function_call_output", "custom_tool_call_output", "local_shell_call_output"):
         output = item.get("output")
         text = text_of(output) if isinstance(output, list) else json_text(output)
+        call_id = item.get("call_id") or item.get("id")
         shell = _shell_output(text)
         if shell is not None:  # Codex's shell tool: the output and its exit code, as JSON
             text, code = shell
-            log.result(item.get("call_id"), text, is_error=code != 0, meta={"exit_code": code})
+            log.result(call_id, text, is_error=code != 0, meta={"exit_code": code})
             return
         exit_code = _plain_shell_code(text)
         if exit_code is not None:  # the same as plain text: `Exit code: 1\nWall time: ...`
             meta = {"exit_code": exit_code}
-            log.result(item.get("call_id"), text, is_error=exit_code != 0, meta=meta)
+            log.result(call_id, text, is_error=exit_code != 0, meta=meta)
             return
         inferred = infer_error(text)
-        log.result(item.get("call_id"), text, is_error=inferred, error_inferred=inferred)
+        log.result(call_id, text, is_error=inferred, error_inferred=inferred)
     elif kind == "mcp_call":
         meta = {"server_label": item.get("server_label")}
         log.call(
@@ -283,6 +297,57 @@ def _add_item(log: EventLog, item: Any) -> None:
         text = json_text(item.get("output")) or (json_text(error) if failed else "")
         log.result(item.get("id"), text, is_error=failed, meta=dict(meta))
     # reasoning, built-in tool calls and the rest carry nothing the detectors read.
+
+
+# The built-in shell tools' calls, by item type, and the tool names they are read under.
+_SHELL_CALLS = {"local_shell_call": "local_shell", "shell_call": "shell"}
+# Built-in tools declared by type alone (`{"type": "shell"}`): their calls' names.
+BUILTIN_TOOLS = {"local_shell": "local_shell", "shell": "shell", "apply_patch": "apply_patch"}
+
+
+def _shell_action(item: dict[str, Any]) -> dict[str, Any]:
+    """A shell call's input as a shell step: `local_shell_call`'s `action.command` (argv) or
+    `shell_call`'s `action.commands`, as one command line, and its working directory."""
+    action = item.get("action")
+    action = action if isinstance(action, dict) else {}
+    commands = action.get("command") if "command" in action else action.get("commands")
+    if isinstance(commands, list):
+        sep = " " if item.get("type") == "local_shell_call" else "\n"
+        commands = sep.join(str(c) for c in commands)
+    args: dict[str, Any] = {"command": commands if isinstance(commands, str) else ""}
+    if isinstance(action.get("working_directory"), str):
+        args["workdir"] = action["working_directory"]
+    return args
+
+
+def _patch_input(operation: Any) -> Any:
+    """An `apply_patch_call`'s operation (`create_file`/`update_file`/`delete_file`, `path`,
+    `diff`), with the path where the file checks look for it."""
+    if not isinstance(operation, dict):
+        return operation
+    return {"operation": operation.get("type"), "path": operation.get("path"), **operation}
+
+
+def _add_shell_outputs(log: EventLog, item: dict[str, Any]) -> None:
+    """A `shell_call_output`: each command's stdout and stderr, failed when a command exited
+    non-zero or timed out."""
+    texts: list[str] = []
+    code: int | None = None
+    failed = False
+    for part in seq(item.get("output")):
+        if not isinstance(part, dict):
+            continue
+        texts += [t for t in (part.get("stdout"), part.get("stderr")) if isinstance(t, str) and t]
+        outcome = part.get("outcome")
+        if isinstance(outcome, dict):
+            if outcome.get("type") == "timeout":
+                failed = True
+            exit_code = outcome.get("exit_code")
+            if isinstance(exit_code, int) and not isinstance(exit_code, bool):
+                code = exit_code
+                failed = failed or exit_code != 0
+    meta = {"exit_code": code} if code is not None else {}
+    log.result(item.get("call_id") or item.get("id"), "\n".join(texts), is_error=failed, meta=meta)
 
 
 def _shell_output(text: str) -> tuple[str, int] | None:

@@ -375,6 +375,59 @@ def test_responses_codex_shell_output_is_read_with_its_exit_code() -> None:
     assert other is not None and other.output == '{"output": "x"}' and not other.is_error
 
 
+def test_responses_built_in_shell_and_patch_calls_are_tool_steps() -> None:
+    """`local_shell_call`, `shell_call` and `apply_patch_call` (tools declared by type alone)
+    are read as calls of `local_shell`, `shell` and `apply_patch`, their outputs as results: a
+    shell step's exit code or timeout fails it, a patch's `failed` status fails it."""
+    request = {"tools": [{"type": "local_shell"}, {"type": "shell"}, {"type": "apply_patch"}]}
+    action = {"type": "exec", "command": ["bash", "-lc", "pytest -q"], "working_directory": "/r"}
+    items = [
+        {"type": "message", "role": "user", "content": "fix the tests"},
+        {"type": "local_shell_call", "id": "lsh_1", "call_id": "call_1", "action": action},
+        {"type": "local_shell_call_output", "id": "call_1", "output": "1 failed, 3 passed"},
+        {
+            "type": "apply_patch_call",
+            "call_id": "call_2",
+            "operation": {"type": "update_file", "path": "src/app.py", "diff": "@@\n-a\n+b"},
+        },
+        {"type": "apply_patch_call_output", "call_id": "call_2", "status": "failed"},
+        {"type": "shell_call", "call_id": "call_3", "action": {"commands": ["npm run lint"]}},
+        {
+            "type": "shell_call_output",
+            "call_id": "call_3",
+            "output": [
+                {"stdout": "", "stderr": "2 problems", "outcome": {"type": "exit", "exit_code": 1}}
+            ],
+        },
+        {"type": "shell_call", "call_id": "call_4", "action": {"commands": ["sleep 999"]}},
+        {
+            "type": "shell_call_output",
+            "call_id": "call_4",
+            "output": [{"outcome": {"type": "timeout"}}],
+        },
+    ]
+    session = only(responses.parse(doc({"request": request, "items": items}, "x/codex.json")))
+    assert session.registered_tools is not None
+    assert session.registered_tools.names == {"local_shell", "shell", "apply_patch"}
+    calls = session.tool_calls()
+    assert [(c.name, c.call_id) for c in calls] == [
+        ("local_shell", "call_1"),
+        ("apply_patch", "call_2"),
+        ("shell", "call_3"),
+        ("shell", "call_4"),
+    ]
+    assert calls[0].input == {"command": "bash -lc pytest -q", "workdir": "/r"}
+    assert calls[1].input["path"] == "src/app.py"
+    outputs = [result_of(session, f"call_{n}") for n in range(1, 5)]
+    assert [(r.output, r.is_error) for r in outputs if r is not None] == [
+        ("1 failed, 3 passed", False),
+        ("failed", True),
+        ("2 problems", True),
+        ("", True),
+    ]
+    assert outputs[2] is not None and outputs[2].meta["exit_code"] == 1
+
+
 def test_responses_json_lines_of_items_are_one_session() -> None:
     lines = [
         {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]},
