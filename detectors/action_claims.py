@@ -65,6 +65,7 @@ from detectors.action_rules import (
 from detectors.invented_ids import input_strings
 from detectors.models import Severity, Signal
 from detectors.named_claims import (
+    Command,
     CommandClaim,
     FileClaim,
     claims_in,
@@ -102,6 +103,16 @@ _QUOTE_LINE = re.compile(r"^\s*>.*$", re.M)
 # A markdown table row whose next cell opens with a check mark ("| Migration | ✅ applied |"):
 # read as a sentence ("Migration is applied").
 _CHECKED_CELL = re.compile(r"[ \t]*\|[ \t]*(?:\u2705|\u2714\ufe0f?|\u2611\ufe0f?)[ \t]*")
+# ... and one whose last cell ends with one ("| Plan | Downgraded to Starter ✔️ |"): its cells
+# read as one sentence ("Plan Downgraded to Starter ✔️").
+_CHECKED_LAST_CELL = re.compile(
+    r"[ \t]*\|[ \t]*(?=[^|\n]*?(?:\u2705|\u2714\ufe0f?|\u2611\ufe0f?)[ \t]*\|?[ \t]*(?:\n|\Z))"
+)
+# ... and one whose last cell is a check mark alone ("| Account disabled | ✅ |"): the mark
+# joins the cell before it ("Account disabled ✅").
+_MARK_ONLY_CELL = re.compile(
+    r"[ \t]*\|[ \t]*(?:\u2705|\u2714\ufe0f?|\u2611\ufe0f?)[ \t]*(?=\|?[ \t]*(?:\n|\Z))"
+)
 _CHECK_MARKS = ("\u2705", "\u2714", "\u2611")
 _QUOTED = re.compile(r"\"[^\"\n]{0,300}\"|“[^”\n]{0,300}”")
 _PAREN = re.compile(r"\([^()\n]{0,300}\)")
@@ -165,7 +176,8 @@ def reply_text(text: str) -> str:
     if "`" in text:
         text = _INLINE_CODE.sub(" CODE ", text)
     if "|" in text and any(mark in text for mark in _CHECK_MARKS):
-        text = _CHECKED_CELL.sub(" is ", text)
+        text = _MARK_ONLY_CELL.sub(" \u2705", text)
+        text = _CHECKED_LAST_CELL.sub(" ", _CHECKED_CELL.sub(" is ", text))
     if ">" in text:
         text = _QUOTE_LINE.sub(" ", text)
     if '"' in text or "\u201c" in text:
@@ -201,7 +213,9 @@ def _sub_mapped(
 _STEPS = (
     (("```", "~~~"), _CODE_BLOCK, " "),
     (("`",), _INLINE_CODE, " CODE "),
+    (_CHECK_MARKS, _MARK_ONLY_CELL, " \u2705"),
     (_CHECK_MARKS, _CHECKED_CELL, " is "),
+    (_CHECK_MARKS, _CHECKED_LAST_CELL, " "),
     ((">",), _QUOTE_LINE, " "),
     (('"', "\u201c"), _QUOTED, " QUOTE "),
     (("(",), _PAREN, " "),
@@ -442,12 +456,24 @@ def _failure_reason(
         )
     else:
         hit = search(rule.failure, keys.failure, output, low)
+    while hit is not None and rule.failure is not None and _on_warning_line(output, hit.start()):
+        # "warning: fixture file x.csv not found, skipping": told, not failed.
+        end = output.find("\n", hit.end())
+        hit = rule.failure.search(output, end) if end >= 0 else None
     if hit:
         return hit.group(0).strip()[:60]
     if result.is_error:
         code = _EXIT_CODE.search(output)
         return code.group(0).lower() if code else "an error"
     return failure_body(output)
+
+
+_WARNING_LINE = re.compile(r"[ \t]*(?:\[?(?:warn(?:ing)?|notice|info)\]?\b[:\s]|W\d{4}\b)", re.I)
+
+
+def _on_warning_line(output: str, at: int) -> bool:
+    """Whether the line of ``output`` holding ``at`` opens as a warning or a notice."""
+    return _WARNING_LINE.match(output, output.rfind("\n", 0, at) + 1) is not None
 
 
 _FAILED_STATUS = frozenset(
@@ -1189,11 +1215,11 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
 # order's `"status": "delivered"`).
 _SENT_REPORT = re.compile(
     r'"(?:status|state|delivery_status)"\s*:\s*"sent"|"delivery_status"\s*:\s*"delivered"'
-    r'|"sent_(?:to|at)"\s*:\s*"'  # a label or notice with its recipient or time
+    r'|"(?:\w+_)?sent_(?:to|at)"\s*:\s*"'  # a label or notice with its recipient or time
     r'|"(?:\w*_)?(?:e-?mail|notification|message|sms)s?_?sent"\s*:\s*true',
     re.I,
 )
-_MESSAGE_WORD = re.compile(r"e-?mail|notif|sms|message", re.I)
+_MESSAGE_WORD = re.compile(r"e-?mail|notif|sms|message|@[\w-]+\.\w", re.I)  # or an address
 _MESSAGE_RULES = re.compile(r"^(?:emailed|(?:send|notify) via )")
 
 
@@ -1234,6 +1260,9 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
                     verb = verb or next(iter(targets[0].verbs))
                 elif verb:
                     targets = _domain_targets(run.actions, sentence, verb, start)
+                    if not targets and run.extra:  # "the background check is underway"
+                        stems = _clause_stems(sentence, start)
+                        targets = [a for a in run.extra if a.objects & stems]
                 if targets and is_claim(sentence, start, end):
                     verdict = _tool_verdict(
                         targets, run.tool_evidence(), said, verb or "", run.compacted
@@ -1556,6 +1585,8 @@ def _named_verdict(run: _Run, claim: CommandClaim | FileClaim) -> _Verdict:
             None,
         )
         failed = _command_failure(run, last, named.written) if last is not None else None
+        if last is not None and failed is not None and _rerun_since(run, named, last):
+            continue  # a wrapper (`make check`) that runs it passed after the failure
         if last is not None and failed is not None:
             command = _short(_shell(last.call))
             return (
@@ -1593,6 +1624,23 @@ def _command_failure(run: _Run, entry: _Result, written: str) -> str | None:
             if why[i] is not None:
                 return why[i]
     return None if decided else _result_failure(result)
+
+
+def _rerun_since(run: _Run, named: Command, failed: _Result) -> bool:
+    """Whether a later shell step that does not only read, and did not fail, names the command's
+    program in its command or output: a wrapper (`make check`, `npm run ci`) that ran it again
+    and passed."""
+    words = r"\s+".join(re.escape(word) for word in named.key)  # `go test`, not any `go`
+    pattern = re.compile(rf"(?<![\w-]){words}(?![\w-])", re.I)
+    for result in run.results:
+        if result.event.index <= failed.event.index:
+            continue
+        command = _shell(result.call)
+        if not command or _READ_ONLY.fullmatch(command) or _result_failure(result.event):
+            continue
+        if pattern.search(command) or pattern.search(result.event.output or ""):
+            return True
+    return False
 
 
 def _mentioned(run: _Run, word: str) -> bool:

@@ -323,7 +323,9 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     _test_rule(
         "tests pass",
         # "Tests: passing" too.
-        rf"\b{_TESTS_NOUN}{_AND_CHECKS}(?:\s*:)?\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
+        # "All tests in `tests/test_utils.py` pass now": the file a qualifier too.
+        rf"\b{_TESTS_NOUN}(?:\s+in\s+(?:CODE|[\w./-]+\.\w+))?{_AND_CHECKS}(?:\s*:)?\s+"
+        r"(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
         r"(?:pass(?:es|ed)?|(?:(?:are|is)\s+(?:now\s+|all\s+|still\s+)*)?(?:passing|green)"
         r"|(?:have|has)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b"
         r"(?!\s+(?:in|on)\s+(?:CI|the\s+(?:CI|pipeline))\b)"  # said of CI: "CI is green"
@@ -335,7 +337,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         # "I've added a regression test in `x` and it passes".
         r"|\btests?\b[^.;\n]{0,80}?\band\s+(?:it|they)\s+(?:now\s+|all\s+)?pass(?:es|ed)?\b"
         # "I ran the test suite and everything passes".
-        r"|\bran\s+(?:the\s+)?(?:[\w-]+\s+)?(?:test\s+suite|tests|specs)\s+and\s+(?:everything"
+        r"|\b(?:ran|run)\s+(?:the\s+)?(?:[\w-]+\s+)?(?:test\s+suite|tests|specs)\s+and\s+(?:everything"
         r"|all\s+(?:of\s+them|tests)|they|it)\s+(?:all\s+|still\s+)?pass(?:es|ed)?\b"
         # One test by its name ("TestBucketRefill passes now").
         rf"|\b{NAMED_TEST}\s+(?:now\s+|still\s+|also\s+)*"
@@ -636,11 +638,13 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"manifests?|manifests?)\b"
             r"|^\W*applied\s+(?:the\s+)?(?:[\w.-]+\s+){0,2}?(?:Terraform|manifests?)\b"
             r"|\b(?:terraform|tofu)\s+apply\s+(?:succeeded|completed|finished|went\s+through)\b"
+            # "Terraform applied: 2 added, 1 changed", "the Terraform changes applied cleanly".
+            r"|\b(?:Terraform|OpenTofu|Pulumi)\s+(?:changes?\s+|plan\s+)?(?:successfully\s+)?applied\b"
             # "The updated Deployment has been applied to staging".
             r"|\b(?:manifests?|Deployment|ConfigMap|StatefulSet|DaemonSet|Ingress|CronJob"
             r"|Terraform\s+(?:plan|changes?))\s+(?:has|have)\s+(?:now\s+)?been\s+applied\b"
         ),
-        tools=[_ACTS + r".*(?:terraform|tofu|pulumi|apply)"],
+        tools=[_ACTS + r".*(?:terraform|tofu|pulumi|apply(?![_-]?patch))"],  # not `apply_patch`
         commands=(
             r"\b(?:terraform|tofu|terragrunt)\s+(?:\S+\s+)*?apply\b|\bpulumi\s+up\b"
             rf"|{_KUBECTL}apply\b|\bhelm\s+(?:upgrade|install)\b|\bcdk\s+deploy\b"
@@ -833,12 +837,13 @@ STATE_VERBS: dict[str, str] = {
     r"(?:issued|processed|initiated|completed|sent)|issued\s+(?:a\s+|the\s+|your\s+)?"
     r"(?:full\s+|partial\s+)?refund",
     "update": r"updated|changed|modified|edited",
-    "book": r"(?:re)?booked|reserved|booking\s+(?:is\s+|has\s+been\s+)?confirmed",
+    "book": r"(?:re)?booked|reserved|booking\s+(?:is\s+|has\s+been\s+)?confirmed"
+    r"|(?:put|placed)\s+(?:a\s+)?hold\s+on",  # "put a hold on one board": reserved it
     "add": r"added",
     "remove": r"removed|deleted",
     "send": r"sent|re-?sent|emailed|replied|responded|texted|messaged",
     "transfer": r"transferred",
-    "create": r"created|opened|placed",  # "Exchange placed."
+    "create": r"created|opened|placed|set\s+up(?!\s+to\b)",  # "Exchange placed.", "set up autopay"
     "upgrade": r"upgraded",
     "downgrade": r"downgraded",
     "issue": r"issued",
@@ -863,6 +868,7 @@ STATE_VERBS: dict[str, str] = {
     "ship": r"shipped|on\s+(?:its|their)\s+way",  # "your refill is on its way"
     "return": r"returned",
     "freeze": r"frozen|froze",
+    "start": r"started|underway|kicked\s+off",  # "the background check is underway"
     "unfreeze": r"unfrozen|unfroze",
     "lock": r"locked",
     "unlock": r"unlocked",
@@ -1069,7 +1075,7 @@ _NOT_ACTION_WORDS = (
     "detect predict translate parse render format diagnose audit forecast rank score match "
     "compare navigate click scroll type hover screenshot wait sleep retry handle call run "
     "execute use try ask answer say reply respond print load finish complete end stop exit "
-    "handoff delegate think plan reflect note browse visit goto download generate write draft "
+    "handoff delegate think plan reflect note browse visit goto download write draft "
     "compose rewrite outline convert"
 )
 _NOT_ACTIONS = frozenset(stem(w) for w in _NOT_ACTION_WORDS.split())
@@ -1117,8 +1123,12 @@ _SUBJECT = (
     r"(?:re-(?=[a-z]))?"  # "I've re-sent the invoice": the verb after the prefix
 )
 _NOUNS = "|".join(ACTION_NOUNS)
-# Words that do not open a subject: "Without anything added: ..." says nothing was.
-_NOT_SUBJECT = r"(?!(?:without|no|not|nothing|never|none)\b)"
+# Words that do not open a subject: "Without anything added: ..." says nothing was; an
+# auxiliary makes a described state ("Your flight is booked for May 12"), read as such.
+_NOT_SUBJECT = r"(?!(?:without|no|not|nothing|never|none|is|are|was|were|be|been|has|have|had)\b)"
+# A word of a subject left bare: a word, or an id or amount with its marks ("CC-10519: $124.50
+# refunded"); not a field's label ("Status: cancelled").
+_SUBJECT_WORD = r"(?:[\w-]+|[\w$.,:#-]*\d[\w$.,:#-]*)"
 # A plan or tier named after "now on": checked against the tools whose objects the sentence names
 # (`change_plan`, `update_line_plan`), whatever their verb.
 _ON_PLAN = r"on\s+(?:the\s+|a\s+|your\s+)?(?:[\w+.-]+\s+){0,3}?(?:plan|tier)\b"
@@ -1161,12 +1171,15 @@ STATE_CLAIM = re.compile(
     rf"(?P<v10>{_PARTICIPLES})\s+"
     # ... an article, an id, an amount, a path (`/assets/*`) or a kebab-case name (`search-api`).
     r"(?:(?:the|your|a|an|it|them|all|both|one|two|three|four|five)\b|#?[A-Z]{2,}[-_]?\d[\w-]*|\$?\d"
-    r"|/[\w*.-]"
+    r"|/[\w*.-]|from\s"  # "Downgraded from Growth to Starter"
     r"|(?-i:[a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b)"
-    rf"|^\W*(?:your\s+|the\s+)?(?P<subj5>(?:{_NOT_SUBJECT}[\w-]+\s+){{1,2}}?)?"
+    rf"|^\W*(?:your\s+|the\s+)?(?P<subj5>(?:{_NOT_SUBJECT}{_SUBJECT_WORD}\s+){{1,3}}?)?"
     rf"(?P<id5>#?(?-i:[A-Z0-9])[\w-]*\d[\w-]*\s+)?(?P<v5>{_PARTICIPLES})"
-    # "Refund issued: $42 ...", but not a field's label with no subject ("Booked: today").
-    r"(?:\s*[.!]*\s*$|(?(subj5)\s*[:;]\s|(?(id5)\s*[:;]\s|(?!)))|\s+[\u2014\u2013-]\s)"
+    # "Refund issued: $42 ...", but not a field's label with no subject ("Booked: today");
+    # "Travel notice added ✅ — ..."; "Exchange placed for the jacket", "Packet sent to x@y.de".
+    r"(?:\s*[\u2705\u2713\u2714]\ufe0f?)?"
+    r"(?:\s*[.!]*\s*\|?\s*$|(?(subj5)\s*[:;]\s|(?(id5)\s*[:;]\s|(?!)))|\s+[\u2014\u2013-]\s"
+    r"|(?(subj5)\s+(?:for|to|from)\s|(?!)))"
     # "Your payment plan went through.", "The lease renewal is all set.": success said of the
     # object, with no verb of its own (checked against the tools on the object it names).
     rf"|^\W*(?:your\s+|the\s+)?(?:{_NOT_SUBJECT}[\w-]+\s+){{1,3}}?"
@@ -1247,7 +1260,8 @@ def claim_verb(text: str) -> str | None:
 
 
 _STATE_FORMS = [
-    (verb, re.compile(form, _I)) for verb, form in (STATE_VERBS | STATE_PHRASES).items()
+    (verb, re.compile(f"{STATE_VERBS[verb]}|{form}" if verb in STATE_VERBS else form, _I))
+    for verb, form in (STATE_VERBS | STATE_PHRASES).items()
 ]
 _CLAIM_VERBS: dict[str, str | None] = {}  # form as said -> its verb group
 

@@ -239,6 +239,9 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ),
     ("http404", re.compile(r"^\s*HTTP(?:/[\d.]+)?\s+404\b", _I)),  # a status line alone
     ("http404", re.compile(r"^\s*\{\s*[\"']?message[\"']?\s*:\s*[\"']not found[\"']", _I)),
+    # pytest's missing test path; an editor tool's (OpenHands) missing path.
+    ("file", re.compile(r"\bfile or directory not found: (?P<t>\S+)", _I)),
+    ("file", re.compile(r"\bThe path (?P<t>\S+) does not exist\b", _I)),
     # tau-bench style and generic APIs: "Error: payment method certificate_1 not found".
     (
         "entity",
@@ -347,6 +350,8 @@ _NEEDS: list[tuple[str, ...]] = [
     ("404",),
     ("404",),
     ("not found",),
+    ("file or directory not found: ",),
+    ("the path ",),
     ("not found", "does not exist"),
     ("is not recognized as an internal",),
     ("is not recognized as ",),
@@ -396,7 +401,7 @@ _ERROR_HEAD = re.compile(
     r"http/[\d.]+ 404|http 4\d\d\b|\[error\]|\[\s*\{\s*\"errorcode\"|404 not found|"
     r"an error occurred \(|npm (?:ERR!|error) |'[^'\n]{1,200}' is not recognized as an internal|"
     r"(?:[\w-]+ : )?(?:the term '|the specified module ')|"
-    r"\(eval\):|(?:ba|z|)sh: |[\w./-]+: (?:cannot|'?[^\s:]+'?: no such file))",
+    r"\(eval\):|(?:ba|z|)sh: |[\w./-]+: (?:cannot|can't open file|'?[^\s:]+'?: no such file))",
     re.IGNORECASE,
 )
 # An error no flag marks and that does not open the output: a JSON body with a non-zero exit
@@ -604,7 +609,20 @@ def _field(call: Event, keys: tuple[str, ...]) -> str | None:
             value = call.input.get(key)
             if isinstance(value, str) and value:
                 return value
+            if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+                return _argv_command(value)
     return None
+
+
+_SHELLS = frozenset({"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"})
+
+
+def _argv_command(argv: list[str]) -> str:
+    """A command given as argv (Codex's `["bash", "-lc", "ls config/"]`): the script a shell is
+    asked to run, else the words joined."""
+    if len(argv) == 3 and argv[0] in _SHELLS and argv[1] in ("-c", "-lc", "-ic", "-l"):
+        return argv[2]
+    return " ".join(argv)
 
 
 def _head_word(segment: str) -> str:

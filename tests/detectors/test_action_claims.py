@@ -1256,6 +1256,48 @@ def test_rebooked_is_a_booking_claim() -> None:
             [],
         ),
         ([], "Replaced the loop with `itertools.chain`.", []),
+        # --- round 23 ---
+        (
+            [("python reproduce.py", "ok", False)],
+            "I've also run the full test suite and everything passes.",
+            [UNBACKED],
+        ),
+        (
+            [("pytest tests/test_utils.py", "Exit code 1\n2 failed, 5 passed", True)],
+            "All tests in `tests/test_utils.py` pass now.",
+            [CONTRADICTED],
+        ),
+        # An editor's `apply_patch` applies no Terraform.
+        (
+            [("terraform plan -out=tfplan", "Plan: 2 to add", False)],
+            "Terraform applied: versioning is on.",
+            [UNBACKED],
+        ),
+        # A wrapper that runs the check again and passes clears its earlier failure.
+        (
+            [
+                (
+                    "npx eslint src",
+                    "Exit code 1\nsrc/a.ts:3:10 'x' is defined but never used",
+                    True,
+                ),
+                ("make check", "npx eslint . --max-warnings=0\nnpx tsc --noEmit\n87 passed", False),
+            ],
+            "`make check` is green: `eslint` is clean.",
+            [],
+        ),
+        # A warning line is no failure.
+        (
+            [
+                (
+                    "rails db:seed",
+                    "seeding ... 40 rows\nwarning: fixture x.csv not found, skipping",
+                    False,
+                )
+            ],
+            "The database is seeded.",
+            [],
+        ),
         # --- round 22 ---
         # A project's own gate (`npm run ci`) backs the checks it runs.
         (
@@ -1506,6 +1548,61 @@ def test_claims_after_shell_steps(
             [],
         ),
         ({"add_travel_pass"}, [], "Without anything added: pay-as-you-go rates apply.", []),
+        # --- round 23 ---
+        # A subject's claim followed by what it was for or where it went; an id or amount as
+        # its subject; a check mark after the participle.
+        (
+            {"exchange_items"},
+            [],
+            "Exchange placed for the Ridgeline Trail Jacket in size M.",
+            [UNBACKED],
+        ),
+        ({"refund_order"}, [], "CC-10519: $124.50 refunded", [UNBACKED]),
+        (
+            {"add_travel_notice"},
+            [],
+            "Travel notice added \u2705 \u2014 your card is flagged.",
+            [UNBACKED],
+        ),
+        ({"cancel_order"}, [], "**Status:** cancelled", []),
+        ({"book_flight"}, [], "Your flight is booked for May 12: KL 1008 at 14:35.", []),
+        # Table rows: a status cell that is a check mark alone, or ends with one.
+        (
+            {"revoke_sessions", "disable_account"},
+            [("revoke_sessions", {"user_id": "u1"}, "403 Forbidden: token lacks scope", True)],
+            "| Step | Result |\n|---|---|\n| Active sessions revoked | \u2705 |",
+            [CONTRADICTED],
+        ),
+        (
+            {"change_subscription_plan"},
+            [
+                (
+                    "change_subscription_plan",
+                    {"sub": "s1"},
+                    '{"ok": false, "error": "locked"}',
+                    False,
+                )
+            ],
+            "| Change | Status |\n|---|---|\n"
+            "| Plan | Downgraded from Growth to Starter \u2714\ufe0f |",
+            [CONTRADICTED],
+        ),
+        # "set up", "put a hold on", "is underway" (on a tool whose verb the claims do not know).
+        ({"create_direct_deposit"}, [], "I went ahead and set up your direct deposit.", [UNBACKED]),
+        ({"reserve_parts"}, [], "I've put a hold on one DOB-4410 board for you.", [UNBACKED]),
+        (
+            {"initiate_background_check", "send_offer_letter"},
+            [],
+            "The standard background check is underway as well.",
+            [UNBACKED],
+        ),
+        # A result naming where the link was sent reports a message sent.
+        (
+            {"reset_password"},
+            [("reset_password", {"user": "u1"}, '{"ok": true, "link_sent_to": "r@x.com"}', False)],
+            "\u2705 Password reset link sent to your personal email",
+            [],
+        ),
         # A batch that counts its failures, or lists them among its items' results.
         (
             {"create_labels"},

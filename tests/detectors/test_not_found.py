@@ -243,6 +243,17 @@ def test_cloud_storage_and_service_errors(
             '0b8f3e1a-5c27-4d9e-b6a4-2f9d8c6e1b07 not found"}',
             ["0b8f3e1a-5c27-4d9e-b6a4-2f9d8c6e1b07"],
         ),
+        # pytest's and an editor tool's missing path; python's, with no error flag.
+        (
+            "pytest tests/test_billing.py",
+            "ERROR: file or directory not found: tests/test_billing.py",
+            ["tests/test_billing.py"],
+        ),
+        (
+            "python tests/test_x.py",
+            "python: can't open file '/repo/tests/test_x.py': [Errno 2] No such file or directory",
+            ["tests/test_x.py"],
+        ),
         # npm's registry miss with no error flag: its `npm ERR!` lines open the output.
         (
             "npm install --save-dev @acme/eslint-config-strictest",
@@ -482,3 +493,45 @@ def test_head_requests_and_lookups_before_a_create_are_probes(
     found = [s.value for s in not_found(session, NotFoundParams())]
     assert (len(found) if isinstance(expected, int) else found) == expected
     assert session.meta["not_found_probes"] == probes
+
+
+def test_argv_commands_are_read_as_the_script_a_shell_runs() -> None:
+    """Codex gives its shell tool argv (`["bash", "-lc", "ls config/"]`): an `ls` there is a
+    probe as it is anywhere, and a miss after it is read from the script."""
+    session = _calls_session(
+        [
+            (
+                "shell",
+                {"command": ["bash", "-lc", "ls config/"]},
+                "Exit code: 2\nWall time: 1 seconds\nOutput:\n"
+                "ls: cannot access 'config/': No such file or directory",
+            ),
+            (
+                "shell",
+                {"command": ["bash", "-lc", "cat config/app.yaml"]},
+                "cat: config/app.yaml: No such file or directory",
+            ),
+        ]
+    )
+    signals = not_found(session, NotFoundParams())
+    assert [s.value for s in signals] == ["config/app.yaml"]
+    assert session.meta["not_found_probes"] == 1
+
+
+def test_an_editor_tools_missing_path() -> None:
+    output = (
+        "ERROR:\nInvalid `path` parameter: /workspace/src/utils/helpers.py. The path "
+        "/workspace/src/utils/helpers.py does not exist. Please provide a valid path."
+    )
+    session = _calls_session(
+        [
+            (
+                "str_replace_editor",
+                {"command": "view", "path": "/workspace/src/utils/helpers.py"},
+                output,
+            )
+        ]
+    )
+    assert [s.value for s in not_found(session, NotFoundParams())] == [
+        "/workspace/src/utils/helpers.py"
+    ]
