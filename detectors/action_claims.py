@@ -609,6 +609,8 @@ def _domain_targets(
     `refund_payment`; not "the group's membership is synced, so direct edits are blocked")."""
     stems = sentence_stems(sentence)
     same_verb = [a for a in actions if verb in a.verbs]
+    if not same_verb and verb in _UPDATE_LIKE:  # "I've extended your stay": `modify_reservation`
+        same_verb = [a for a in actions if "update" in a.verbs]
     if same_verb:
         # The tools on what the claim's clause names most closely ("I've updated the default
         # address on your profile so future orders go there": `modify_user_address`, not
@@ -627,6 +629,10 @@ def _domain_targets(
     return [a for a in actions if a.objects & stems] or [
         a for a in actions if any(stem(v) in stems for v in a.verbs)
     ]
+
+
+# Claim verbs that are changes of an object's details when no tool names them.
+_UPDATE_LIKE = frozenset({"extend", "swap"})
 
 
 def _clause_stems(sentence: str, start: int) -> frozenset[str]:
@@ -1215,7 +1221,7 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
 # order's `"status": "delivered"`).
 _SENT_REPORT = re.compile(
     r'"(?:status|state|delivery_status)"\s*:\s*"sent"|"delivery_status"\s*:\s*"delivered"'
-    r'|"(?:\w+_)?sent_(?:to|at)"\s*:\s*"'  # a label or notice with its recipient or time
+    r'|"(?:\w+_)?(?:sent|e?mailed|texted)_(?:to|at)"\s*:\s*"'  # its recipient or time
     r'|"(?:\w*_)?(?:e-?mail|notification|message|sms)s?_?sent"\s*:\s*true',
     re.I,
 )

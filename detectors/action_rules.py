@@ -1119,7 +1119,7 @@ _DESCRIPTIVE_AFTER = (
 # "the cancelled flight" describe, they do not claim.
 _SUBJECT = (
     r"\b(?:I|we)(?:'ve|\s+have|\s+had|'d)?\s+"
-    r"(?:successfully\s+|now\s+|just\s+|also\s+|already\s+|went\s+ahead\s+and\s+)*"
+    r"(?:successfully\s+|now\s+|just\s+|also\s+|already\s+|(?:went|gone)\s+ahead\s+and\s+)*"
     r"(?:re-(?=[a-z]))?"  # "I've re-sent the invoice": the verb after the prefix
 )
 _NOUNS = "|".join(ACTION_NOUNS)
@@ -1146,7 +1146,7 @@ STATE_CLAIM = re.compile(
     r"|\b(?:has|have)\s+(?:now\s+|also\s+)?been\s+(?:successfully\s+)?"
     r"(?P<v18>processed|completed|initiated|submitted|finali[sz]ed|placed)\b"
     # "You've been withdrawn", "you're enrolled": the user's own state, changed by the agent.
-    r"|\b(?:has|have|(?<=you['\u2019])ve)\s+(?:now\s+|also\s+)?been"
+    r"|\b(?:has|have|(?<=you['\u2019])ve|(?<=[a-z]['\u2019])s(?=\s+been))\s+(?:now\s+|also\s+)?been"
     r"\s+(?:successfully\s+|now\s+|fully\s+|also\s+)*"
     rf"(?P<v2>{_PARTICIPLES})\b"
     # "Case 00129384 is now closed with reason ...": "now" says it changed, whatever follows.
@@ -1173,7 +1173,8 @@ STATE_CLAIM = re.compile(
     r"(?:(?:the|your|a|an|it|them|all|both|one|two|three|four|five)\b|#?[A-Z]{2,}[-_]?\d[\w-]*|\$?\d"
     r"|/[\w*.-]|from\s"  # "Downgraded from Growth to Starter"
     r"|(?-i:[a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b)"
-    rf"|^\W*(?:your\s+|the\s+)?(?P<subj5>(?:{_NOT_SUBJECT}{_SUBJECT_WORD}\s+){{1,3}}?)?"
+    rf"|^\W*(?:your\s+|the\s+)?(?P<subj5>(?:{_NOT_SUBJECT}{_SUBJECT_WORD}\s+){{1,2}}?"
+    r"(?:[\w$.,:#-]*\d[\w$.,:#-]*\s+)?)?"
     rf"(?P<id5>#?(?-i:[A-Z0-9])[\w-]*\d[\w-]*\s+)?(?P<v5>{_PARTICIPLES})"
     # "Refund issued: $42 ...", but not a field's label with no subject ("Booked: today");
     # "Travel notice added ✅ — ..."; "Exchange placed for the jacket", "Packet sent to x@y.de".
@@ -1272,7 +1273,8 @@ _ANY_PARTICIPLE = r"(?P<{}>(?:re-)?[a-z]{{3,}}(?:ed|en))\b"
 TOOL_VERB_CLAIM = re.compile(
     _SUBJECT
     + _ANY_PARTICIPLE.format("g1")
-    + r"|\b(?:has|have|(?<=you['\u2019])ve)\s+(?:now\s+|also\s+)?been\s+"
+    + r"|\b(?:has|have|(?<=you['\u2019])ve|(?<=[a-z]['\u2019])s(?=\s+been))\s+"
+    r"(?:now\s+|also\s+)?been\s+"
     r"(?:successfully\s+|now\s+|fully\s+|also\s+)*"
     + _ANY_PARTICIPLE.format("g2")
     + r"|\b(?:is|are|(?<=you['\u2019])re)\s+(?:also\s+)?(?:now|successfully)\s+"
