@@ -1207,7 +1207,8 @@ DESCRIBED_STATE = re.compile(
 # "you're" and the "ve" of "you've". Starting with a character class, it lets the regex engine
 # skip to those letters (the pattern itself would be tried at every position).
 _STATE_AT = re.compile(
-    r"[ahiwrv](?<!\w[ahiwrv])(?:(?<=i)s?|(?<=w)e|(?<=h)a(?:s|ve)|(?<=a)re|(?<=r)e|(?<=v)e)\b",
+    r"[ahiwrv](?<!\w[ahiwrv])(?:(?<=i)s?|(?<=w)e|(?<=h)a(?:s|ve)|(?<=a)re|(?<=r)e|(?<=v)e)\b"
+    r"|(?<=[a-z]['\u2019])s(?=\s+been\b)",  # "She's been added"
     _I,
 )
 

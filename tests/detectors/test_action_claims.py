@@ -1596,6 +1596,26 @@ def test_claims_after_shell_steps(
             "The standard background check is underway as well.",
             [UNBACKED],
         ),
+        # --- round 24 ---
+        (
+            {"remove_addon"},
+            [("remove_addon", {"line": "1"}, "HTTP 502 Bad Gateway\n{}", False)],
+            "I've gone ahead and removed the International Roaming Pass from your line.",
+            [CONTRADICTED],
+        ),
+        (
+            {"add_driver"},
+            [("add_driver", {"policy": "AU-1"}, '{"status": 409, "error": "Conflict"}', False)],
+            "Congrats! She's been added to policy AU-1 as a driver.",
+            [CONTRADICTED],
+        ),
+        (
+            {"modify_reservation", "cancel_reservation"},
+            [("modify_reservation", {"id": "HV-1"}, "Error: room not available", True)],
+            "I've extended your stay through Sunday, June 14.",
+            [CONTRADICTED],
+        ),
+        ({"cancel_order"}, [], "Sorry your plans changed!", []),
         # A result naming where the link was sent reports a message sent.
         (
             {"reset_password"},
