@@ -120,3 +120,17 @@ def bash_step(call_id: str, command: str, output: str, is_error: bool = False) -
         Event(EventKind.TOOL_CALL, call_id=call_id, name="Bash", input={"command": command}),
         Event(EventKind.TOOL_RESULT, call_id=call_id, output=output, is_error=is_error),
     ]
+
+
+def assert_grounded_by_retrieval(session: Session, flagged: set[str]) -> None:
+    """No faithfulness signal for ``session``'s replies; without its retrieval events the same
+    replies are flagged for ``flagged``: it is the retrieved text that grounds them."""
+    import copy
+
+    from detectors.faithfulness import FaithfulnessParams, faithfulness
+
+    assert faithfulness(session, FaithfulnessParams()) == []
+    blind = copy.deepcopy(session)
+    blind.events = [e for e in session.events if not e.meta.get("retrieval")]
+    blind.reindex()
+    assert {s.value for s in faithfulness(blind, FaithfulnessParams())} == flagged

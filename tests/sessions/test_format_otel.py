@@ -10,9 +10,8 @@ from typing import Any
 
 import orjson
 import pytest
-from tests_support import shared_example, shared_path
+from tests_support import assert_grounded_by_retrieval, shared_example, shared_path
 
-from detectors.faithfulness import FaithfulnessParams, faithfulness
 from sessions.documents import Document, parse_bytes
 from sessions.errors import MalformedSessionError
 from sessions.formats import otel_genai
@@ -530,13 +529,7 @@ def test_retrieval_under_a_sub_agent_keeps_the_sub_agent() -> None:
 
 def test_retrieved_ids_ground_the_reply() -> None:
     [session] = otel_genai.parse(doc_of(_rag({"gen_ai.retrieval.documents": RAG_DOCUMENTS})))
-    assert faithfulness(session, FaithfulnessParams()) == []
-    # without the retrieved text the same reply is flagged: it is the retrieval that grounds it
-    blind = copy.deepcopy(session)
-    blind.events = [e for e in session.events if not e.meta.get("retrieval")]
-    blind.reindex()
-    flagged = {s.value for s in faithfulness(blind, FaithfulnessParams())}
-    assert flagged == {"CX-48213", "$12,450.00"}
+    assert_grounded_by_retrieval(session, {"CX-48213", "$12,450.00"})
 
 
 @pytest.mark.parametrize(

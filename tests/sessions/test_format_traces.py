@@ -9,9 +9,8 @@ from typing import Any
 
 import orjson
 import pytest
-from tests_support import shared_example, shared_path
+from tests_support import assert_grounded_by_retrieval, shared_example, shared_path
 
-from detectors.faithfulness import FaithfulnessParams, faithfulness
 from sessions.documents import Document, parse_bytes
 from sessions.errors import MalformedSessionError, UnknownFormatError
 from sessions.formats import detect, langfuse, langsmith, openinference, otel_genai
@@ -94,14 +93,8 @@ def rag_order(name: str, text: str = RAG_TEXT) -> list[tuple[Any, ...]]:
 
 
 def check_rag_faithful(session: Session) -> None:
-    """No signal for the reply; without the retrieved text the same reply is flagged, so it is the
-    retrieval that grounds it."""
-    assert faithfulness(session, FaithfulnessParams()) == []
-    blind = copy.deepcopy(session)
-    blind.events = [e for e in session.events if not e.meta.get("retrieval")]
-    blind.reindex()
-    flagged = {s.value for s in faithfulness(blind, FaithfulnessParams())}
-    assert flagged == {"CX-48213", "$12,450.00"}
+    """No signal for the reply; without the retrieved text the same reply is flagged."""
+    assert_grounded_by_retrieval(session, {"CX-48213", "$12,450.00"})
 
 
 def check_outputs(session: Session, error_text: str) -> None:
