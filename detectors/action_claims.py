@@ -42,8 +42,11 @@ from detectors.action_keywords import (
     words_of,
 )
 from detectors.action_rules import (
+    ACTION_NOUNS,
     DEFAULT_RULES,
     DESCRIBED_STATE,
+    LABEL,
+    LABEL_CLAIM,
     NAMED_TEST,
     READ_ONLY_COMMAND,
     RUNNER_SUBJECT,
@@ -1137,6 +1140,18 @@ def _verb_targets(extra: list[ToolAction], sentence: str, said: str) -> list[Too
     return [a for a in same if a.objects & stems] or same
 
 
+def _label_targets(run: _Run, label: str, verb: str) -> list[ToolAction]:
+    """The tools on the object a summary's label names ("Refund", "Device unlock", "Late
+    checkout"): its action noun's tools, or those whose objects it names (of its verb, if one
+    is said and any has it); none for a label naming no tool's object ("Status")."""
+    stems = sentence_stems(label)
+    nouns = {ACTION_NOUNS[w] for w in label.lower().split() if w in ACTION_NOUNS}
+    tools = [*run.actions, *run.extra]
+    named = [a for a in tools if a.objects & stems or a.verbs & (nouns | stems)]
+    same = [a for a in named if verb in a.verbs]
+    return same or named
+
+
 def _update(ev: Evidence, index: int, why: str | None, command: str) -> None:
     if why is None:
         ev.last_success = index
@@ -1208,6 +1223,14 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
                 if m.group("v6"):  # "... and closed the ticket": a claim of its own
                     said = m.group("v6")
                     states.append((joined_verb(m), m.start("v6"), m.end("v6"), said, False))
+            if not states and ":" in sentence:  # "Refund: done", "Late checkout: added ✔"
+                label = LABEL_CLAIM.match(sentence)
+                if label is not None:
+                    verb = claim_verb(label.group("v")) if label.group("v") else None
+                    said = label.group("label")
+                    states.append(
+                        (f"{LABEL}:{verb or ''}", label.start(), label.end(), said, False)
+                    )
             if not states:  # "is booked for Saturday": only a failed booking makes it one
                 for m in DESCRIBED_STATE.finditer(sentence):
                     verb = claim_verb(m.group("v"))
@@ -1262,7 +1285,10 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
                 # A tool named for the very verb said ("has been initiated" and
                 # `initiate_deposit_disposition`) first, else the tools the verb or object point at.
                 targets = _verb_targets(run.extra, sentence, said) if run.extra else []
-                if targets:
+                if verb and verb.startswith(f"{LABEL}:"):  # only tools on the labelled object
+                    verb = verb[len(LABEL) + 1 :]
+                    targets = _label_targets(run, said, verb)
+                elif targets:
                     verb = verb or next(iter(targets[0].verbs))
                 elif verb:
                     targets = _domain_targets(run.actions, sentence, verb, start)

@@ -339,7 +339,7 @@ STATE_KEYS: Keywords = (
         "released forwarded invited replaced paused resumed exported imported rerouted redirected "
         "posted scaled rotated purged uploaded replied responded shared logged requested disputed "
         "ordered swapped switched isolated quarantined way hold plan tier texted messaged paged "
-        "reversed withdrawn ported now turned went set put underway started kicked"
+        "reversed withdrawn ported now turned went set put underway started kicked done complete"
     ),
 )
 # Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in

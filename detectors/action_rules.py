@@ -1192,6 +1192,18 @@ STATE_CLAIM = re.compile(
 )
 
 
+# An item's label and its outcome, as a summary lists them ("Refund: done — $42 back to your
+# Visa", "Device unlock: ✅ done", "Late checkout: added ✔"): a claim about the object the label
+# names, checked only against tools on that object (a field's label, "Status: cancelled", names
+# none).
+LABEL_CLAIM = re.compile(
+    r"^\W*(?P<label>[A-Za-z][\w '&/-]{1,40}?)\s*:\s*(?:[\u2705\u2714\u2713\u2611]\ufe0f?\s*)?"
+    rf"(?:(?P<v>{_PARTICIPLES})|done|completed?)\b(?!\s+(?:by|on|at|in)\b)",
+    _I,
+)
+LABEL = "label"  # the verb group of a `LABEL_CLAIM` that says only "done"
+
+
 # "Your table is booked for Saturday", "You're booked with Dr. Okafor": said of a booking that
 # exists, too ("your flight is booked for May 12"), so it is no claim of its own; but after the
 # matching tool failed, with no later success, it states what did not happen.

@@ -1616,6 +1616,21 @@ def test_claims_after_shell_steps(
             [CONTRADICTED],
         ),
         ({"cancel_order"}, [], "Sorry your plans changed!", []),
+        # An item's label and its outcome, checked only on tools on the labelled object.
+        (
+            {"refund_order", "get_order"},
+            [],
+            "- **Refund:** done \u2014 $42.18 back to your Visa",
+            [UNBACKED],
+        ),
+        (
+            {"unlock_device", "get_line"},
+            [("unlock_device", {"imei": "1"}, "Error: device is financed", True)],
+            "- **Device unlock:** \u2705 done",
+            [CONTRADICTED],
+        ),
+        ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
+        ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
         # A result naming where the link was sent reports a message sent.
         (
             {"reset_password"},
