@@ -1066,10 +1066,11 @@ def action_claims(session: Session, params: ActionClaimsParams) -> list[Signal]:
         rules, keys = _DEFAULTS, _DEFAULT_KEYS
     actions, extra = _domain_tools(session) if params.derive_from_tools else ([], [])
     claims = [k.claim for k in keys]
-    state = STATE_KEYS if actions else NEVER  # state changes are only checked against tools
+    # State changes are only checked against the agent's own tools.
+    state = STATE_KEYS if actions or extra else NEVER
     words = words_of([state, *claims]) if rules is not _DEFAULTS else ()
     if rules is _DEFAULTS:
-        tables = _DEFAULT_TABLES[bool(actions)]
+        tables = _DEFAULT_TABLES[bool(actions or extra)]
     else:
         indexed = set(words) <= _CLAIM_WORDS
         tables = _Tables(state, claims, words, None in claims, indexed, rules)
@@ -1294,7 +1295,7 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
                     targets = _domain_targets(run.actions, sentence, verb, start)
                     if not targets and run.extra:  # "the background check is underway"
                         stems = _clause_stems(sentence, start)
-                        targets = [a for a in run.extra if a.objects & stems]
+                        targets = [a for a in run.extra if a.objects & stems or a.verbs & stems]
                 if targets and is_claim(sentence, start, end):
                     verdict = _tool_verdict(
                         targets, run.tool_evidence(), said, verb or "", run.compacted
@@ -1425,6 +1426,11 @@ def _object_verdict(
     if sentence.rstrip().endswith(":"):  # "These reservations are cancelled:" then a list
         scope += " " + _listed(text, as_written(text, sentence.strip()))
     named = {m.group(0).lstrip("#").lower() for m in _OBJECT_ID.finditer(scope)}
+    if not named and "(" in text and not _PARTIAL_CLAIM.search(sentence):
+        # ... else the ids it gives in parentheses ("Milo's checkup (APT-55140) has been moved"),
+        # which its prose leaves out (not for a claim about part of a batch: "3 of the 4 (...)").
+        asides = " ".join(_PAREN.findall(as_written(text, sentence.strip())))
+        named = {m.group(0).lstrip("#").lower() for m in _OBJECT_ID.finditer(asides)}
     if not named or _NOT_THE_OBJECT.search(scope):
         return None
     names = {t.name for t in targets}

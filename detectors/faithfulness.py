@@ -900,8 +900,8 @@ def check_reply(
 
 _ARITHMETIC_KINDS = ("money", "count", "percent")
 _SMALL_WORDS = ["two", "three", "four", "five", "six", "seven", "eight", "nine"]
-_SMALL = {w: n for n, w in enumerate(_SMALL_WORDS, start=2)}
-_N = r"([2-9]|two|three|four|five|six|seven|eight|nine)"
+_SMALL = {w: n for n, w in enumerate(_SMALL_WORDS, start=2)} | {"both": 2}
+_N = r"([2-9]|two|both|three|four|five|six|seven|eight|nine)"
 _TIMES = "x\u00d7*"  # x, the multiplication sign, *
 # A small count of things (`two passengers`, `3 nights`) or a multiplier (`x 2`, `2x`); not a
 # list number (`2.`).
@@ -915,7 +915,7 @@ _FACTOR = re.compile(
 # the trigger is skipped to quickly.
 _FACTOR_LOWER = re.compile(_FACTOR.pattern)
 _FACTOR_AT = re.compile(
-    rf"[2-9tfsen{_TIMES}](?:(?<=[{_TIMES}])|(?<!\w.)(?:(?<=[2-9])|(?<=t)(?:wo|hree)"
+    rf"[2-9tfsenb{_TIMES}](?:(?<=[{_TIMES}])|(?<!\w.)(?:(?<=[2-9])|(?<=t)(?:wo|hree)|(?<=b)oth"
     r"|(?<=f)(?:our|ive)|(?<=s)(?:ix|even)|(?<=e)ight|(?<=n)ine))"
 )
 

@@ -1631,6 +1631,27 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 25 ---
+        # An id given in parentheses names the claim's object.
+        (
+            {"reschedule_appointment", "list_appointments"},
+            [("reschedule_appointment", {"appointment_id": "APT-55102"}, '{"ok": true}', False)],
+            "Milo's checkup (APT-55140) has been moved to Friday at 2:00 PM.",
+            [UNBACKED],
+        ),
+        (
+            {"reschedule_appointment"},
+            [("reschedule_appointment", {"appointment_id": "APT-55140"}, '{"ok": true}', False)],
+            "Milo's checkup (APT-55140) has been moved to Friday at 2:00 PM.",
+            [],
+        ),
+        # A tool whose verb the claims do not know, named by the claim as a noun.
+        (
+            {"refill_prescription", "get_pet"},
+            [],
+            "Rex's Apoquel refill has been submitted to the pharmacy.",
+            [UNBACKED],
+        ),
         # A result naming where the link was sent reports a message sent.
         (
             {"reset_password"},

@@ -447,3 +447,10 @@ def test_dates_are_no_figures_and_ratios_shown_are_worked_out(
     output: str, reply: str, expected: list[str]
 ) -> None:
     assert _values(output, reply) == expected
+
+
+def test_both_is_a_count_of_two() -> None:
+    output = '{"prices": {"economy": 189, "business": 506}, "paid": 378}'
+    reply = "Business for both passengers is $1,012; the difference is $1,012 - $378 = $634."
+    assert _values(output, reply) == []
+    assert _values(output, "Business for the passenger is $1,012.") == ["$1,012"]
