@@ -116,6 +116,8 @@ _CHECKED_LAST_CELL = re.compile(
 _MARK_ONLY_CELL = re.compile(
     r"[ \t]*\|[ \t]*(?:\u2705|\u2714\ufe0f?|\u2611\ufe0f?)[ \t]*(?=\|?[ \t]*(?:\n|\Z))"
 )
+# ... and one whose last cell is a status word alone ("| Lint (`npx eslint .`) | PASS |").
+_PASS_CELL = re.compile(r"[ \t]*\|[ \t]*(?:PASS(?:ED)?|OK)[ \t]*(?=\|?[ \t]*(?:\n|\Z))")
 _CHECK_MARKS = ("\u2705", "\u2714", "\u2611")
 _QUOTED = re.compile(r"\"[^\"\n]{0,300}\"|“[^”\n]{0,300}”")
 _PAREN = re.compile(r"\([^()\n]{0,300}\)")
@@ -178,6 +180,8 @@ def reply_text(text: str) -> str:
         text = _CODE_BLOCK.sub(" ", text)
     if "`" in text:
         text = _INLINE_CODE.sub(" CODE ", text)
+    if "|" in text and ("PASS" in text or "OK" in text):
+        text = _PASS_CELL.sub(" passes", text)
     if "|" in text and any(mark in text for mark in _CHECK_MARKS):
         text = _MARK_ONLY_CELL.sub(" \u2705", text)
         text = _CHECKED_LAST_CELL.sub(" ", _CHECKED_CELL.sub(" is ", text))
@@ -216,6 +220,7 @@ def _sub_mapped(
 _STEPS = (
     (("```", "~~~"), _CODE_BLOCK, " "),
     (("`",), _INLINE_CODE, " CODE "),
+    (("PASS", "OK"), _PASS_CELL, " passes"),
     (_CHECK_MARKS, _MARK_ONLY_CELL, " \u2705"),
     (_CHECK_MARKS, _CHECKED_CELL, " is "),
     (_CHECK_MARKS, _CHECKED_LAST_CELL, " "),
@@ -635,7 +640,7 @@ def _domain_targets(
 
 
 # Claim verbs that are changes of an object's details when no tool names them.
-_UPDATE_LIKE = frozenset({"extend", "swap"})
+_UPDATE_LIKE = frozenset({"extend", "swap", "schedule"})
 
 
 def _clause_stems(sentence: str, start: int) -> frozenset[str]:

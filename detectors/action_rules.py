@@ -299,7 +299,7 @@ def _check_claim(nouns: str, short: str, runner: str) -> str:
     """A lint or type check claim: "<nouns> pass(es)/is clean", "0 <short> errors", "ran the
     <runner>"."""
     return (
-        rf"\b{nouns}(?:\s+(?:checks?|run))?\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
+        rf"\b{nouns}(?:\s+(?:checks?|run))?(?:['\u2019]s\b)?\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
         r"(?:pass(?:es|ed)?|(?:(?:is|are)\s+(?:now\s+|all\s+|still\s+)*)?(?:clean|passing|green)"
         r"|(?:has|have)\s+(?:all\s+)?passed|reports?\s+(?:no|0|zero)\s+(?:issues|errors|problems))\b"
         rf"|\b(?:0|zero|no)\s+{short}\s+(?:errors|issues|warnings|problems)\b"
@@ -326,7 +326,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         # "All tests in `tests/test_utils.py` pass now": the file a qualifier too.
         rf"\b{_TESTS_NOUN}(?:\s+in\s+(?:CODE|[\w./-]+\.\w+))?{_AND_CHECKS}(?:\s*:)?\s+"
         r"(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
-        r"(?:pass(?:es|ed)?|(?:(?:are|is)\s+(?:now\s+|all\s+|still\s+)*)?(?:passing|green)"
+        r"(?:pass(?:es|ed)?|(?:(?:are|is)\s+(?:now\s+|all\s+|still\s+)*)?(?:passing|green|happy)"
         r"|(?:have|has)\s+(?:all\s+)?passed|succeed(?:s|ed)?)\b"
         r"(?!\s+(?:in|on)\s+(?:CI|the\s+(?:CI|pipeline))\b)"  # said of CI: "CI is green"
         r"|\ball\s+green\b"
@@ -525,6 +525,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             # "I've run the pending migrations", "Flyway applied it to staging".
             r"|\bmigrations?\s+(?:(?:CODE|[\w.-]*\d[\w.-]*)\s+)?created\s+and\s+applied\b"
             r"|\bmigrations?\s+ran\s+(?:cleanly|successfully|fine|without\s+errors)\b"
+            r"|\bmigrated\s+(?:the\s+|our\s+|your\s+)?(?:[\w-]+\s+)?(?:DB|database|schema)\b"
             # "Migration applied — ...", "both migrations applied cleanly".
             r"|\bmigrations?\s+(?:(?:CODE|[\w.-]*\d[\w.-]*)\s+)?(?:successfully\s+)?applied\b"
             r"|\b(?:I|we)(?:'ve|\s+have)\s+(?:also\s+|now\s+)?run\s+(?:the\s+|all\s+|both\s+"

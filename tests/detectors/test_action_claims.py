@@ -1256,6 +1256,16 @@ def test_rebooked_is_a_booking_claim() -> None:
             [],
         ),
         ([], "Replaced the loop with `itertools.chain`.", []),
+        # --- round 26 ---
+        ([], "Done: the full suite is happy and lint's clean.", [UNBACKED]),
+        ([], "Migrated the DB to the new schema.", [UNBACKED]),
+        ([("alembic upgrade head", "Running upgrade -> a1", False)], "Migrated the DB.", []),
+        ([], "| Check | Result |\n|---|---|\n| Lint (`npx eslint .`) | PASS |", [UNBACKED]),
+        (
+            [("npx eslint .", "", False)],
+            "| Check | Result |\n|---|---|\n| Lint (`npx eslint .`) | PASS |",
+            [],
+        ),
         # --- round 23 ---
         (
             [("python reproduce.py", "ok", False)],
@@ -1631,6 +1641,14 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 26 ---
+        # "moved" with no scheduling tool: a change of the booking's details.
+        (
+            {"modify_booking", "cancel_booking"},
+            [("modify_booking", {"id": "B1"}, '{"error": "no availability"}', False)],
+            "I've moved your stay to May 9-11, same room.",
+            [CONTRADICTED],
+        ),
         # --- round 25 ---
         # An id given in parentheses names the claim's object.
         (
