@@ -82,7 +82,7 @@ from detectors.named_claims import (
 )
 from detectors.not_found import mask
 from detectors.registry import DetectorParams, detector
-from sessions.formats.common import lstrip_head
+from sessions.formats.common import argv_command, lstrip_head
 from sessions.models import Event, EventKind, Session
 
 UNBACKED, CONTRADICTED = "unbacked_action_claim", "contradicted_action_claim"
@@ -387,7 +387,7 @@ def command_text(call: Event) -> str:
         else:
             return ""
     if isinstance(value, list):
-        return " ".join(str(v) for v in value)
+        return argv_command([str(v) for v in value])
     if isinstance(value, str) and (
         not isinstance(call.input, str) or _SHELL_NAME.search(call.name or "")
     ):

@@ -414,6 +414,8 @@ def _in_iso_date(text: str, at: int) -> bool:
     """Whether the number at ``at`` is part of an ISO date (`2024-05-15`, with a time or not)."""
     if at and text[at - 1] not in "-T :" and not text[at - 1].isdigit():
         return False  # a date's second part or later follows a dash, a `T`, a blank or a colon
+    if text.find("-", max(0, at - 20), at + 6) < 0:
+        return False  # every ISO date holds a dash near each of its parts (a look, not a regex)
     return any(
         m.start() <= at < m.end() for m in _ISO_DATE.finditer(text, max(0, at - 26), at + 26)
     )

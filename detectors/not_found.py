@@ -24,6 +24,7 @@ from detectors.action_rules import TEST_COMMANDS, name_words
 from detectors.models import Severity, Signal
 from detectors.registry import DetectorParams, detector
 from detectors.unknown_tool import _REJECTION, fold_case, may_reject
+from sessions.formats.common import argv_command
 from sessions.models import Event, EventKind, Session
 
 _I = re.IGNORECASE | re.MULTILINE
@@ -610,19 +611,8 @@ def _field(call: Event, keys: tuple[str, ...]) -> str | None:
             if isinstance(value, str) and value:
                 return value
             if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
-                return _argv_command(value)
+                return argv_command(value)
     return None
-
-
-_SHELLS = frozenset({"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"})
-
-
-def _argv_command(argv: list[str]) -> str:
-    """A command given as argv (Codex's `["bash", "-lc", "ls config/"]`): the script a shell is
-    asked to run, else the words joined."""
-    if len(argv) == 3 and argv[0] in _SHELLS and argv[1] in ("-c", "-lc", "-ic", "-l"):
-        return argv[2]
-    return " ".join(argv)
 
 
 def _head_word(segment: str) -> str:

@@ -133,3 +133,14 @@ def infer_error(output: str) -> bool:
             return False
         return isinstance(value, dict) and value.get("error") not in (None, "", False)
     return False
+
+
+_SHELLS = frozenset({"bash", "sh", "zsh", "/bin/bash", "/bin/sh", "/bin/zsh", "/usr/bin/bash"})
+
+
+def argv_command(argv: list[str]) -> str:
+    """A command given as argv (Codex's `["bash", "-lc", "ls config/"]`): the script a shell is
+    asked to run, else the words joined."""
+    if len(argv) == 3 and argv[0] in _SHELLS and argv[1] in ("-c", "-lc", "-ic", "-l"):
+        return argv[2]
+    return " ".join(argv)

@@ -322,10 +322,10 @@ def _shell_action(item: dict[str, Any]) -> dict[str, Any]:
 
 def _patch_input(operation: Any) -> Any:
     """An `apply_patch_call`'s operation (`create_file`/`update_file`/`delete_file`, `path`,
-    `diff`), with the path where the file checks look for it."""
+    `diff`) as its input: its `path` where the file checks look for one."""
     if not isinstance(operation, dict):
         return operation
-    return {"operation": operation.get("type"), "path": operation.get("path"), **operation}
+    return {"operation": operation.get("type"), **operation}
 
 
 def _add_shell_outputs(log: EventLog, item: dict[str, Any]) -> None:
