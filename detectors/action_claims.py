@@ -145,7 +145,9 @@ _NOT_A_CLAIM = re.compile(
     r"someone|somebody|anyone|nobody|no\s+one|others|another\s+\w+|teammates?|colleagues?|"
     r"the\s+user|upstream|"
     # A reason, not news: "rejected the change because the opportunity is locked".
-    r"because|due\s+to)\b|n't\b|n\u2019t\b",
+    r"because|due\s+to|"
+    # What happens as a rule: "a technician usually reaches out after a request is created".
+    r"usually|typically|normally|generally|after\s+(?:a|an|the|your|each|every)\s)\b|n't\b|n\u2019t\b",
     re.I,
 )
 # Words right after a claim that undo it ("tests pass except two", "pushed? no").
@@ -292,6 +294,8 @@ def is_claim(sentence: str, start: int, end: int) -> bool:
         return False
     if _REPORTED.match(sentence):  # "According to the port record, your number has been ported"
         return False
+    if _CONDITIONAL.match(sentence) and ";" not in sentence[:start]:
+        return False  # "If you use our store, nothing moves: your files are shared across all"
     breaks = [m.end() for m in _CLAUSE_BREAK.finditer(sentence, 0, start)]
     prefix = sentence[breaks[-1] if breaks else 0 : start]
     if _SUBJECT_FIRST.match(sentence, start):
@@ -305,6 +309,8 @@ def is_claim(sentence: str, start: int, end: int) -> bool:
     return not _UNDONE_AFTER.match(sentence[end:])
 
 
+# A sentence that opens with a condition: what follows depends on it, up to a semicolon.
+_CONDITIONAL = re.compile(r"^\W*(?:if|unless|whenever|in\s+case)\b", re.I)
 # A sentence that says whose record it reads: what follows is reported, not done.
 _REPORTED = re.compile(r"^\W*(?:according\s+to|per\s+(?:the|our|its|their|your)\s)", re.I)
 # An unchecked box of a markdown task list ("- [ ] Tests pass"): still to do.
@@ -464,16 +470,30 @@ def _failure_reason(
         )
     else:
         hit = search(rule.failure, keys.failure, output, low)
-    while hit is not None and rule.failure is not None and _on_warning_line(output, hit.start()):
-        # "warning: fixture file x.csv not found, skipping": told, not failed.
-        end = output.find("\n", hit.end())
-        hit = rule.failure.search(output, end) if end >= 0 else None
+    while hit is not None and rule.failure is not None:
+        if _is_json_key(output, hit.start(), hit.end()):
+            # `"failed": []`: a JSON member's name, its value is what tells (``failure_body``).
+            hit = rule.failure.search(output, hit.end())
+        elif _on_warning_line(output, hit.start()):
+            # "warning: fixture file x.csv not found, skipping": told, not failed.
+            end = output.find("\n", hit.end())
+            hit = rule.failure.search(output, end) if end >= 0 else None
+        else:
+            break
     if hit:
         return hit.group(0).strip()[:60]
     if result.is_error:
         code = _EXIT_CODE.search(output)
         return code.group(0).lower() if code else "an error"
     return failure_body(output)
+
+
+_KEY_END = re.compile(r'"\s*:')
+
+
+def _is_json_key(output: str, start: int, end: int) -> bool:
+    """Whether ``output[start:end]`` is the whole name of a JSON member (`"failed": []`)."""
+    return output[start - 1 : start] == '"' and _KEY_END.match(output, end) is not None
 
 
 _WARNING_LINE = re.compile(r"[ \t]*(?:\[?(?:warn(?:ing)?|notice|info)\]?\b[:\s]|W\d{4}\b)", re.I)
@@ -708,6 +728,7 @@ class _Run:
         self.failed_seen = 0
         self.sent_seen = 0  # results[:sent_seen] hold no report of a message sent
         self.sent = False
+        self.asked_for = ""  # the latest user message so far (see ``asked``)
 
     def reports_sent(self) -> bool:
         """Whether a successful result so far reports a message sent (a booking's confirmation
@@ -729,6 +750,17 @@ class _Run:
             self.sent_seen = len(results)
         return self.sent
 
+    def asked(self, verb: str, targets: list[ToolAction]) -> bool:
+        """Whether the latest user message asks for the action of ``verb`` or of one of
+        ``targets``: the verb before what it acts on ("Can I freeze my membership?"), not a
+        state asked about ("Is my card frozen?")."""
+        text = self.asked_for
+        if not text:
+            return False
+        # The plain verb only: "I can't remember if I booked it" asks for nothing.
+        verbs = {verb, *(v for t in targets for v in t.verbs)}
+        return any(m.group(1).lower() in verbs for m in _REQUEST.finditer(text))
+
     def read_state(self, said: str) -> bool:
         """Whether ``said``, a present state ("is approved", "is now Urgent"), is one that a
         lookup's output so far reports (`get_permit`: `"status": "approved"`): read, not done."""
@@ -746,6 +778,7 @@ class _Run:
         log, pending = self.log, self.pending
         add, add_call, add_result = log.append, self.calls.append, self.results.append
         call_kind, result_kind = EventKind.TOOL_CALL, EventKind.TOOL_RESULT
+        user_kind = EventKind.USER
         last_index = self.last_index
         for k in range(self.logged, end):
             event = events[k]
@@ -759,6 +792,8 @@ class _Run:
                 add_call(entry)
                 if event.call_id is not None:
                     pending[event.call_id] = entry
+            elif kind is user_kind:
+                self.asked_for = event.text or ""
             elif kind is result_kind and event.call_id in pending:
                 result = _Result(event, pending.pop(event.call_id or ""))
                 add(result)
@@ -1263,6 +1298,10 @@ _MESSAGE_RULES = re.compile(r"^(?:emailed|(?:send|notify) via )")
 _PARTIAL_CLAIM = re.compile(
     r"\b\d+\s+of\s+(?:the\s+|your\s+)?\d+\b|\ball\s+but\b|\b(?:some|most)\s+of\b", re.I
 )
+# A verb before what it acts on, as a request says it ("freeze my membership").
+_REQUEST = re.compile(
+    r"\b([A-Za-z]+)\s+(?:my|the|a|an|our|it|this|these|those|them|me|us|his|her|their)\b", re.I
+)
 # A state said in the present: "is approved", "are closed", or a value "is now Urgent" (a
 # lookup reporting it makes the sentence a report).
 _PRESENT_STATE = re.compile(r"(?:is|are)\s+(?:also\s+|now\s+(?:an?\s+)?)?(\w+)", re.I)
@@ -1312,7 +1351,13 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
                         verdict = verdict if by_object is None else by_object
                     if verdict[0] == UNBACKED and run.read_state(said):
                         continue  # "Yes, your permit is approved": what a lookup said
-                    if not only_contradiction or verdict[0] == CONTRADICTED:
+                    if (
+                        not only_contradiction
+                        or verdict[0] == CONTRADICTED
+                        # "Your membership is frozen from May 1" after "Can I freeze my
+                        # membership?": said of what was asked for, not of an old state.
+                        or (verdict[0] == UNBACKED and run.asked(verb or "", targets))
+                    ):
                         verdicts.append(verdict)
         found = [v for v in verdicts if v[0] not in ("", "skip")]
         if _PARTIAL_CLAIM.search(sentence):  # "I rerouted 3 of the 4": it says what failed

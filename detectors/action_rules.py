@@ -855,7 +855,8 @@ STATE_VERBS: dict[str, str] = {
     "approve": r"approved",
     "reject": r"rejected|declined",
     "schedule": r"(?:re)?scheduled|moved",  # "your appointment has been moved to Thursday"
-    "submit": r"submitted",
+    # "I've put in a repair request" (not "put in touch")
+    "submit": r"submitted|put\s+in(?!\s+(?!(?:a|an|the|your)\s)\S)",
     "exchange": r"exchanged",
     "reset": r"reset",
     "block": r"blocked",
@@ -927,6 +928,7 @@ STATE_VERBS: dict[str, str] = {
     "swap": r"swapped|switched",
     "isolate": r"isolated",
     "quarantine": r"quarantined",
+    "hold": r"held",  # `hold_at_location`: "your package is now being held at ..."
 }
 # States with no verb of their own ("the order is on hold"): said of a state that exists as often
 # as of one just made, so only a described state (``DESCRIBED_STATE``), reported when the call
@@ -1152,7 +1154,7 @@ STATE_CLAIM = re.compile(
     rf"(?P<v2>{_PARTICIPLES})\b"
     # "Case 00129384 is now closed with reason ...": "now" says it changed, whatever follows.
     r"|\b(?:is|are|(?<=you['\u2019])re)\s+(?:also\s+)?(?:now|successfully)\s+"
-    r"(?:now\s+|successfully\s+|also\s+)*"
+    r"(?:now\s+|successfully\s+|also\s+|being\s+)*"  # "is now being held at the Walgreens"
     rf"(?P<v12>{_PARTICIPLES})\b"
     r"|\b(?:is|are|(?<=you['\u2019])re)\s+(?:also\s+)*"
     rf"(?P<v3>{_PARTICIPLES})\b{_DESCRIPTIVE_AFTER}"
@@ -1181,6 +1183,7 @@ STATE_CLAIM = re.compile(
     # "Travel notice added ✅ — ..."; "Exchange placed for the jacket", "Packet sent to x@y.de".
     r"(?:\s*[\u2705\u2713\u2714]\ufe0f?)?"
     r"(?:\s*[.!]*\s*\|?\s*$|(?(subj5)\s*[:;]\s|(?(id5)\s*[:;]\s|(?!)))|\s+[\u2014\u2013-]\s"
+    r"|(?(subj5)\s*(?:\u2192|->)\s|(?!))"  # "Direct deposit updated \u2192 Chase checking"
     r"|(?(subj5)\s+(?:for|to|from)\s|(?!)))"
     # "Your payment plan went through.", "The lease renewal is all set.": success said of the
     # object, with no verb of its own (checked against the tools on the object it names).

@@ -51,7 +51,9 @@ PROGRAMS = _words(
     detekt dotnet msbuild nuget swift swiftlint swiftformat xcodebuild fastlane pod flutter dart
     composer php artisan terraform tofu tflint terragrunt pulumi kubectl helm kustomize docker
     podman skaffold ansible-playbook ansible packer shellcheck hadolint actionlint markdownlint
-    yamllint sqlfluff dbt flyway liquibase git gh
+    yamllint sqlfluff dbt flyway liquibase git gh phpstan psalm phpcs php-cs-fixer pint rubocop
+    standardrb brakeman sorbet credo dialyzer golint revive gosec semgrep trivy checkov tfsec
+    cfn-lint clang-tidy clang-format cppcheck cpplint luacheck stylua hlint ktfmt scalafmt
     """
 )
 # Runners that take the program to run as their next words: their key keeps it.

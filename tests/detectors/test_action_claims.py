@@ -992,6 +992,28 @@ def _kinds_after_calls(
     return [s.kind for s in action_claims(_session(events, frozenset(tools)), ActionClaimsParams())]
 
 
+@pytest.mark.parametrize(
+    ("asked", "expected"),
+    [
+        ("Can I freeze my membership while I travel?", [UNBACKED]),
+        ("Is my membership frozen?", []),  # a state asked about: the reply may report it
+        ("I can't remember if I froze it.", []),
+    ],
+)
+def test_a_described_state_of_what_the_user_asked_for_is_a_claim(
+    asked: str, expected: list[str]
+) -> None:
+    events = [
+        Event(EventKind.USER, text=asked),
+        *_tool("t0", "get_member", {"id": "M1"}, '{"status": "active"}', False),
+        Event(
+            EventKind.ASSISTANT, text="All set! Your membership is frozen from May 1 to June 30."
+        ),
+    ]
+    session = _session(events, frozenset({"freeze_membership", "get_member"}))
+    assert [s.kind for s in action_claims(session, ActionClaimsParams())] == expected
+
+
 def test_a_checked_table_row_is_read_as_a_sentence() -> None:
     text = (
         "| Step | Status |\n|---|---|\n| Migration | ✅ applied |\n| `pytest -q` | ✅ 23 passed |"
@@ -1256,6 +1278,13 @@ def test_rebooked_is_a_booking_claim() -> None:
             [],
         ),
         ([], "Replaced the loop with `itertools.chain`.", []),
+        # --- round 27 ---
+        # A known analyser claimed clean in a table row, never run.
+        (
+            [("./vendor/bin/pint --test app", "PASS 2 files", False)],
+            "| Check | Result |\n|---|---|\n| Analysis (`vendor/bin/phpstan analyse`) | \u2705 |",
+            [UNBACKED],
+        ),
         # --- round 26 ---
         ([], "Done: the full suite is happy and lint's clean.", [UNBACKED]),
         ([], "Migrated the DB to the new schema.", [UNBACKED]),
@@ -1641,6 +1670,57 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 27 ---
+        # "put in" a request, "is now being held", a telegraphic "X updated \u2192 Y".
+        ({"create_maintenance_request"}, [], "I've put in a maintenance request.", [UNBACKED]),
+        (
+            {"hold_at_location"},
+            [
+                (
+                    "hold_at_location",
+                    {"id": "1Z"},
+                    '{"success": false, "error": "dispatched"}',
+                    False,
+                )
+            ],
+            "Your package is now being held at the Walgreens on N Clark St.",
+            [CONTRADICTED],
+        ),
+        (
+            {"update_direct_deposit"},
+            [],
+            "Direct deposit updated \u2192 Chase checking.",
+            [UNBACKED],
+        ),
+        # An empty list of failed items is no failure; a retry that succeeds clears the first.
+        (
+            {"restart_service"},
+            [
+                ("restart_service", {"service": "w"}, "restart timed out on worker-02", True),
+                ("restart_service", {"service": "w"}, '{"restarted": ["a"], "failed": []}', False),
+            ],
+            "\u2705 Restarted the worker on all 3 nodes.",
+            [],
+        ),
+        # What happens as a rule, and a sentence under a condition, claim nothing.
+        (
+            {"create_maintenance_request"},
+            [],
+            "A technician usually reaches out within 48 hours after a request is created.",
+            [],
+        ),
+        (
+            {"transfer_prescription"},
+            [],
+            "If you use our Denver store, nothing moves: your prescriptions are shared.",
+            [],
+        ),
+        (
+            {"transfer_prescription"},
+            [],
+            "If you want a copy, ask the store; your prescription has been transferred.",
+            [UNBACKED],
+        ),
         # --- round 26 ---
         # "moved" with no scheduling tool: a change of the booking's details.
         (
