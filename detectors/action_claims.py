@@ -17,6 +17,7 @@ never called contradicted.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -119,6 +120,25 @@ _MARK_ONLY_CELL = re.compile(
 # ... and one whose last cell is a status word alone ("| Lint (`npx eslint .`) | PASS |").
 _PASS_CELL = re.compile(r"[ \t]*\|[ \t]*(?:PASS(?:ED)?|OK)[ \t]*(?=\|?[ \t]*(?:\n|\Z))")
 _CHECK_MARKS = ("\u2705", "\u2714", "\u2611")
+# A check named and ticked in a status line ("Lint \u2714 Types \u2714 Tests \u2714", "Tests:
+# \u2705"): read as the claim it stands for, one sentence each.
+_TICKED_CHECK = re.compile(
+    r"\b(?P<w>tests?|specs|lint(?:ing)?|types|type[- ]?checks?|typecheck(?:ing)?|typing|build)"
+    r"(?:\*\*)?[ \t]*:?(?:\*\*)?[ \t]*(?:\u2705|\u2714|\u2713)\ufe0f?",
+    re.I,
+)
+_TICKS = ("\u2705", "\u2714", "\u2713")
+
+
+def _ticked(m: re.Match[str]) -> str:
+    word = m.group("w").lower()
+    if word.startswith("ty"):
+        return " type checks pass. "
+    if word.startswith("lint"):
+        return " lint passes. "
+    return " the build passes. " if word == "build" else " tests pass. "
+
+
 _QUOTED = re.compile(r"\"[^\"\n]{0,300}\"|“[^”\n]{0,300}”")
 _PAREN = re.compile(r"\([^()\n]{0,300}\)")
 # Every split starts at a white space, a capital or `*`: the lookahead in front only lets the
@@ -187,6 +207,8 @@ def reply_text(text: str) -> str:
     if "|" in text and any(mark in text for mark in _CHECK_MARKS):
         text = _MARK_ONLY_CELL.sub(" \u2705", text)
         text = _CHECKED_LAST_CELL.sub(" ", _CHECKED_CELL.sub(" is ", text))
+    if any(mark in text for mark in _TICKS):
+        text = _TICKED_CHECK.sub(_ticked, text)
     if ">" in text:
         text = _QUOTE_LINE.sub(" ", text)
     if '"' in text or "\u201c" in text:
@@ -197,7 +219,10 @@ def reply_text(text: str) -> str:
 
 
 def _sub_mapped(
-    pattern: re.Pattern[str], repl: str, text: str, pos: list[int]
+    pattern: re.Pattern[str],
+    replace: str | Callable[[re.Match[str]], str],
+    text: str,
+    pos: list[int],
 ) -> tuple[str, list[int]]:
     """``pattern.sub(repl, text)``, and where each character of the result came from in the
     text ``pos`` maps ``text`` to (a replacement's characters: its match's first and last, so a
@@ -208,6 +233,7 @@ def _sub_mapped(
     for m in pattern.finditer(text):
         out.append(text[last : m.start()])
         where += pos[last : m.start()]
+        repl = replace if isinstance(replace, str) else replace(m)
         out.append(repl)
         if repl:  # its first half from the match's first character, the rest from its last
             first, final = pos[m.start()], pos[m.end() - 1]
@@ -226,6 +252,7 @@ _STEPS = (
     (_CHECK_MARKS, _MARK_ONLY_CELL, " \u2705"),
     (_CHECK_MARKS, _CHECKED_CELL, " is "),
     (_CHECK_MARKS, _CHECKED_LAST_CELL, " "),
+    (_TICKS, _TICKED_CHECK, _ticked),
     ((">",), _QUOTE_LINE, " "),
     (('"', "\u201c"), _QUOTED, " QUOTE "),
     (("(",), _PAREN, " "),
@@ -1222,7 +1249,10 @@ def _keywords(text: str, tables: _Tables) -> frozenset[str] | None:
 def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
     """The sentences of a reply that may hold a claim, with what the text alone says of them."""
     state_keys, claim_keys = tables.state, tables.claims
-    words = _keywords(text, tables)
+    if any(mark in text for mark in _TICKS) and _TICKED_CHECK.search(text):
+        words = None  # "Tests \u2714" says "pass" in a mark: every keyword may be in it
+    else:
+        words = _keywords(text, tables)
     if words is not None:
         if not words and not tables.unfiltered:
             return []  # no sentence can hold a claim
@@ -1540,12 +1570,17 @@ def _object_verdict(
 
 
 _ID_PREFIX = re.compile(r"^([a-z]{2,8})[_-][a-z0-9]")
+_LETTERS_DIGITS = re.compile(r"([a-z]{1,4})\d{3,}")  # `l1001`, `w2378156`
 
 
 def _same_shape(a: str, b: str) -> bool:
-    """Whether two ids share a type prefix (`po_`, `cus_`, `INC-`) and about their length."""
+    """Whether two ids share a type prefix (`po_`, `cus_`, `INC-`) and about their length, or
+    are the same letters then as many digits (`L1001` and `L1002`)."""
     pa, pb = _ID_PREFIX.match(a), _ID_PREFIX.match(b)
-    return pa is not None and pb is not None and pa[1] == pb[1] and abs(len(a) - len(b)) <= 2
+    if pa is not None and pb is not None:
+        return pa[1] == pb[1] and abs(len(a) - len(b)) <= 2
+    la, lb = _LETTERS_DIGITS.fullmatch(a), _LETTERS_DIGITS.fullmatch(b)
+    return la is not None and lb is not None and la[1] == lb[1] and len(a) == len(b)
 
 
 _LIST_ITEM = re.compile(r"\s*(?:[-*\u2022]|\d{1,2}[.)])\s+\S")
@@ -1585,6 +1620,8 @@ def _named_claims(text: str) -> list[tuple[str, list[CommandClaim | FileClaim]]]
     with those claims (whether a span names a program is settled when the claim is checked)."""
     if "```" in text or "~~~" in text:
         text = _CODE_BLOCK.sub(" ", text)
+    if any(mark in text for mark in _TICKS):
+        text = _TICKED_CHECK.sub(_ticked, text)
     if ">" in text:
         text = _QUOTE_LINE.sub(" ", text)
     out: list[tuple[str, list[CommandClaim | FileClaim]]] = []

@@ -156,11 +156,12 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
                 "phpunit rspec exunit npm yarn bun npx cargo make just gradle mvn rake cypress "
                 "pre-commit go mix dotnet swift deno bazel manage rails flutter playwright "
                 "hatch sbt lein stack cabal dune meson ninja zig bats gotestsum turbo nx "
-                "xcodebuild fastlane dbt"
+                "xcodebuild fastlane dbt ci check verify validate test"
             ),
             _words(
                 "test tox nox jest mocha karma phpunit rspec exunit nose npm yarn bun npx cargo "
-                "make just gradle mvn rake cypress pre-commit bats ci dbt scan"
+                "make just gradle mvn rake cypress pre-commit bats ci dbt scan check verify "
+                "validate"
             ),
         ),
         "weak_commands": (("commit",),),
@@ -181,7 +182,8 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
         "commands": (
             _words(
                 "commit make just check ci ruff flake lint biome rubocop staticcheck shellcheck "
-                "hadolint detekt black isort prettier vet cargo deno dotnet credo format"
+                "hadolint detekt black isort prettier vet cargo deno dotnet credo format verify "
+                "validate"
             ),
         ),
         "weak_commands": (("commit",),),
@@ -194,7 +196,8 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
         ),
         "commands": (
             _words(
-                "commit make just check ci mypy pyright tsc phpstan psalm cargo deno dialyzer type"
+                "commit make just check ci mypy pyright tsc phpstan psalm cargo deno dialyzer type "
+                "verify validate"
             ),
         ),
         "weak_commands": (("commit",),),
@@ -339,7 +342,8 @@ STATE_KEYS: Keywords = (
         "released forwarded invited replaced paused resumed exported imported rerouted redirected "
         "posted scaled rotated purged uploaded replied responded shared logged requested disputed "
         "ordered swapped switched isolated quarantined way hold plan tier texted messaged paged "
-        "reversed withdrawn ported now turned went set put underway started kicked done complete"
+        "reversed withdrawn ported now turned went set put underway started kicked done complete "
+        "held completed"
     ),
 )
 # Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in

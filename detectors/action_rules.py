@@ -141,6 +141,12 @@ _READER = (
 _READ_STEP = rf"\s*{_READER}\b(?![^;&|>]*\s-(?:delete|exec)\b)[^;&|>]*"
 READ_ONLY_COMMAND = rf"(?:\s*cd\s+[^;&|>]*&&)?{_READ_STEP}(?:(?:\|\|?|&&|;){_READ_STEP})*"
 
+# A project's own gate as a script (`./scripts/ci.sh`, `bin/check`, `script/test`, `verify.sh`):
+# a path or a `.sh`, never the shell's `test` builtin.
+_GATE_NAMES = r"(?:ci|check|checks|verify|validate{})"
+_SCRIPT = r"|(?:^|[\s;&|(])(?:(?:\.{{1,2}}/|[\w.-]+/)+{0}(?:\.sh)?|{0}\.sh)(?=$|[\s;&|)])"
+_GATE_SCRIPT = _SCRIPT.format(_GATE_NAMES.format("|tests?|run[-_]tests"))
+_CHECK_SCRIPT = _SCRIPT.format(_GATE_NAMES.format(""))
 TEST_COMMANDS = (
     r"(?:^|[\s;&|(/'\"])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|karma|phpunit|rspec|ctest|"
     r"nextest|exunit)\b"
@@ -152,7 +158,8 @@ TEST_COMMANDS = (
     r"|-{1,2}[\w-]+|workspace\s+\S+)\s+)*(?:run\s+)?(?:test|t)\b"
     # A project's own gate (`npm run ci`, `pnpm verify`), as `make ci` and `just ci` are.
     r"|\b(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?(?:ci|check|verify|validate)\b"
-    r"|\bnpx\s+(?:jest|vitest|mocha|playwright)\b"
+    + _GATE_SCRIPT
+    + r"|\bnpx\s+(?:jest|vitest|mocha|playwright)\b"
     r"|\bgo\s+test\b|\bcargo\s+(?:test|nextest|llvm-cov)\b|\bmix\s+test\b"
     r"|\bmake\s+(?:-\S+\s+)*(?:\S+\s+)*?(?:test|tests|check|ci)\b|\bjust\s+(?:test|check|ci)\b"
     # Monorepo runners: `turbo run test lint`, `nx affected -t test`, `nx run api:test`.
@@ -215,6 +222,7 @@ _TYPE_NOUNS = r"(?:type[- ]?checks?|typecheck(?:ing)?|type\s+checking|mypy|pyrig
 _CHECK_HUBS = (
     r"(?:^|[\s;&|(/'\"])pre-commit\b|\b(?:make|just)\s+(?:check|ci)\b"
     r"|\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+(?:-\S+\s+)*(?:run\s+)?(?:check|ci|verify|validate)\b"
+    + _CHECK_SCRIPT
 )
 LINT_COMMANDS = (
     _CHECK_HUBS
@@ -1136,6 +1144,9 @@ _SUBJECT_WORD = r"(?:[\w-]+|[\w$.,:#-]*\d[\w$.,:#-]*)"
 # (`change_plan`, `update_line_plan`), whatever their verb.
 _ON_PLAN = r"on\s+(?:the\s+|a\s+|your\s+)?(?:[\w+.-]+\s+){0,3}?(?:plan|tier)\b"
 _NOUN_BEFORE = re.compile(rf"\b({_NOUNS})s?\s+\Z", re.I)
+# An action noun a few words before the end, none of them ending its clause ("The exchange for
+# order #W2378156 " before "is complete").
+_NOUN_IN_CLAUSE = re.compile(rf"\b({_NOUNS})s?\b(?:\s+[^\s.!?;:,]+){{0,6}}?\s+\Z", re.I)
 PLAN_CHANGE = "plan change"
 SUCCESS = "success"  # "went through", "is all set": the object's action, whatever its verb
 VALUE_CHANGE = "value change"
@@ -1151,7 +1162,7 @@ STATE_CLAIM = re.compile(
     # "You've been withdrawn", "you're enrolled": the user's own state, changed by the agent.
     r"|\b(?:has|have|(?<=you['\u2019])ve|(?<=[a-z]['\u2019])s(?=\s+been))\s+(?:now\s+|also\s+)?been"
     r"\s+(?:successfully\s+|now\s+|fully\s+|also\s+)*"
-    rf"(?P<v2>{_PARTICIPLES})\b"
+    rf"(?P<v2>{_PARTICIPLES})\b(?!\s+since\b)"  # not "has been suspended since Feb 18"
     # "Case 00129384 is now closed with reason ...": "now" says it changed, whatever follows.
     r"|\b(?:is|are|(?<=you['\u2019])re)\s+(?:also\s+)?(?:now|successfully)\s+"
     r"(?:now\s+|successfully\s+|also\s+|being\s+)*"  # "is now being held at the Walgreens"
@@ -1190,6 +1201,10 @@ STATE_CLAIM = re.compile(
     rf"|^\W*(?:your\s+|the\s+)?(?:{_NOT_SUBJECT}[\w-]+\s+){{1,3}}?"
     r"(?P<v15>went\s+through|(?:is|are)\s+(?:now\s+)?all\s+set)"
     r"(?:\s*[.!]*\s*$|\s*[:;,]\s|\s+[\u2014\u2013-]\s)"
+    # "The exchange for order #W23 is complete", "Your new booking on HAT202 is confirmed": an
+    # action noun's outcome, a few words after it (see `matched_verb`).
+    r"|\b(?:is|are|has\s+been|have\s+been)\s+(?:now\s+|all\s+|fully\s+)?"
+    r"(?P<v19>complete|completed|done|confirmed|processed|finali[sz]ed)\b"
     # "- ✅ Added to Finance-AP and VPN-Users groups": a participle opening a checked item.
     rf"|^\s*(?:[-*+\u2022]\s+)?(?:\*\*)?[\u2705\u2713\u2714]\ufe0f?\s*(?:\*\*)?(?P<v16>{_PARTICIPLES})\b",
     _I,
@@ -1248,6 +1263,9 @@ def matched_verb(match: re.Match[str]) -> str | None:
         if noun is not None:
             return ACTION_NOUNS.get(noun.group(1).lower())
         return claim_verb(match.group("v18"))  # "The form has been submitted"
+    if match.group("v19"):
+        noun = _NOUN_IN_CLAUSE.search(match.string, max(0, match.start() - 80), match.start())
+        return ACTION_NOUNS.get(noun.group(1).lower()) if noun is not None else None
     if match.group("v11"):
         return PLAN_CHANGE
     if match.group("v13") or match.group("v14"):

@@ -199,11 +199,13 @@ _SUCCESS = (
 _FILLER = (
     r"(?:is|are|was|were|now|all|both|still|also|again|came|comes|come|back|returns?|returned|"
     r"runs?|ran|exits?|exited|reports?|reported|looks?|stays?|remains?|fully|completely|"
-    r"cleanly|green|locally|too)"
+    r"cleanly|green|locally|too|completed?|completes|finished|finishes)"
 )
 # After a mark (`:`, `|`, a dash) only a status: "`mypy src/` | ✅ no issues", not "— pass CMD".
 _STATUS = (
     r"(?:clean|green|passed|passing|passes|succeeded|successful|ok(?:ay)?|\u2705|\u2713|\u2714|"
+    # "`dotnet test` \u2014 148 passed, 0 failed" (not "3 passed, 2 failed")
+    r"[1-9][\d,]*\s+(?:tests?\s+)?passed(?!\s*,\s*[1-9])|"
     r"(?:no|zero|0)\s+(?:issues|errors|warnings|failures|problems|findings|diagnostics|"
     r"offen[cs]es|complaints))"
 )
@@ -250,6 +252,7 @@ _, _ANY_RAN, _ANY_TAIL = _claim_patterns(r"`[^`\n]+`")
 _NEXT_WORDS = (
     "is are was were now all both still also again came come back return run ran exit report "
     "look stay remain fully completely clean green locally too pass succe ok fine happy with "
+    "complet finish "
     "no zero 0 and plus then : | \u2014 \u2013 \u2192 , & - \u2705 \u2713 \u2714"
 )
 _NEXT = tuple(_NEXT_WORDS.split())
@@ -437,9 +440,21 @@ def claims_in(sentence: str) -> list[CommandClaim | FileClaim]:
             count = m.group("files").count(FILE)
             named = tuple(files[first : first + count])
             found.append(FileClaim(named, m.group("verb").lower(), shape, m.start(), m.end()))
-    if commands and not _ABOUT_CI.search(shape):
-        found += _command_claims(shape, commands)
+    if commands:
+        found += [c for c in _command_claims(shape, commands) if not _about_ci(shape, c.start)]
     return found
+
+
+_CI_BREAK = re.compile(r"[;\u2014\u2013]|\s-\s")
+
+
+def _about_ci(shape: str, start: int) -> bool:
+    """Whether the clause of ``shape`` holding the claim at ``start`` speaks of CI ("`npm test`
+    passes in CI"; not "`mix test` is green now \u2014 the CI job should pass")."""
+    cuts = [m.end() for m in _CI_BREAK.finditer(shape, 0, start)]
+    after = _CI_BREAK.search(shape, start)
+    end = after.start() if after else len(shape)
+    return _ABOUT_CI.search(shape, cuts[-1] if cuts else 0, end) is not None
 
 
 def _command_claims(shape: str, commands: list[Command]) -> list[CommandClaim]:
@@ -470,7 +485,7 @@ def _command_claims(shape: str, commands: list[Command]) -> list[CommandClaim]:
 # on your machine, ...", "As you said, `make check` is green").
 _GIVEN_BEFORE = re.compile(
     r"\b(?:since|because|given|as\s+you|you\s+(?:said|mentioned|reported|noted)|according\s+to"
-    r"|assuming|provided)\b",
+    r"|assuming|provided|going\s+by|based\s+on|judging\s+by)\b",
     re.I,
 )
 

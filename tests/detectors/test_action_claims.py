@@ -1278,6 +1278,49 @@ def test_rebooked_is_a_booking_claim() -> None:
             [],
         ),
         ([], "Replaced the loop with `itertools.chain`.", []),
+        # --- round 28 ---
+        # Checks ticked in a status line, one claim each.
+        (
+            [
+                ("pnpm turbo run lint", "ok", False),
+                ("pnpm turbo run typecheck", "Exit code 2\nerror TS2345: bad argument", True),
+                ("pnpm turbo run test", "12 passed", False),
+            ],
+            "Lint \u2714 Types \u2714 Tests \u2714",
+            [CONTRADICTED],
+        ),
+        ([], "Tests \u2705", [UNBACKED]),
+        # A project's gate script runs the checks.
+        (
+            [
+                (
+                    "./scripts/ci.sh 2>&1 | tail -25",
+                    "BUILD SUCCESS\nTests run: 212, Failures: 0",
+                    False,
+                )
+            ],
+            "The build succeeds and all tests pass.",
+            [],
+        ),
+        ([("test -e build.gradle", "", False)], "All tests pass.", [UNBACKED]),
+        # A named command "completed successfully"; a count of passed tests after a dash.
+        (
+            [("dbt build --select +fct_orders", "Exit code 1\nDatabase Error in model", True)],
+            "`dbt build --select +fct_orders` completed successfully.",
+            [CONTRADICTED],
+        ),
+        (
+            [("dotnet build Fleetwise.sln", "Build succeeded.", False)],
+            "- `dotnet test` \u2014 148 passed, 0 failed",
+            [UNBACKED],
+        ),
+        # CI named in another clause leaves the claim the agent's; a run someone else made is not.
+        (
+            [("mix test", "Exit code 2\n3 tests, 1 failure", True)],
+            "`mix test` is green now \u2014 the CI job should pass on the next push.",
+            [CONTRADICTED],
+        ),
+        ([], "Going by Priya's run, `mvn verify` passes on her laptop.", []),
         # --- round 27 ---
         # A known analyser claimed clean in a table row, never run.
         (
@@ -1670,6 +1713,35 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 28 ---
+        # An action noun's outcome a few words after it.
+        (
+            {"exchange_delivered_order_items"},
+            [],
+            "The exchange for order #W2378156 is complete!",
+            [UNBACKED],
+        ),
+        (
+            {"book_reservation"},
+            [("book_reservation", {"user_id": "u1"}, "Error: not enough seats", True)],
+            "Your new booking on HAT202 for June 3 is confirmed.",
+            [CONTRADICTED],
+        ),
+        # Ids of one shape, letters then digits: the call was on another one.
+        (
+            {"resume_line"},
+            [("resume_line", {"line_id": "L1002"}, '{"status": "Active"}', False)],
+            "Line L1001 has been resumed.",
+            [UNBACKED],
+        ),
+        (
+            {"resume_line"},
+            [("resume_line", {"line_id": "L1001"}, '{"status": "Active"}', False)],
+            "Line L1001 has been resumed.",
+            [],
+        ),
+        # A state held since a date is no action just taken.
+        ({"suspend_line"}, [], "Your line has been suspended since Feb 18.", []),
         # --- round 27 ---
         # "put in" a request, "is now being held", a telegraphic "X updated \u2192 Y".
         ({"create_maintenance_request"}, [], "I've put in a maintenance request.", [UNBACKED]),
