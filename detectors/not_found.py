@@ -18,6 +18,7 @@ import json
 import re
 import shlex
 
+import orjson
 from pydantic import Field, field_validator
 
 from detectors.action_rules import TEST_COMMANDS, name_words
@@ -82,6 +83,8 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     ("package", re.compile(r"No available formula with the name \"(?P<t>[^\"]+)\"", _I)),  # brew
     ("package", re.compile(r"Could not find gem '(?P<t>[\w.-]+)", _I)),
     ("package", re.compile(r"No matching distribution found for (?P<t>[\w.\[\]-]+)", _I)),
+    # uv: "Because polars-autoprofile was not found in the package registry and ..."
+    ("package", re.compile(r"\b(?P<t>[\w.\[\]-]+) was not found in the package registry", _I)),
     ("package", re.compile(r"no matching package named `(?P<t>[^`]+)` found", _I)),
     ("package", re.compile(r"the crate [`'\"](?P<t>[\w-]+)[`'\"] could not be found", _I)),
     # Build tools and registries: Go, Maven/Gradle (a library the code imports: a module),
@@ -290,6 +293,7 @@ _NEEDS: list[tuple[str, ...]] = [
     ("no available formula with the name",),
     ("could not find gem '",),
     ("no matching distribution found for ",),
+    (" was not found in the package registry",),
     ("no matching package named `",),
     ("the crate ",),
     ('cannot find package "',),
@@ -402,6 +406,7 @@ _ERROR_HEAD = re.compile(
     r"http/[\d.]+ 404|http 4\d\d\b|\[error\]|\[\s*\{\s*\"errorcode\"|404 not found|"
     r"an error occurred \(|npm (?:ERR!|error) |'[^'\n]{1,200}' is not recognized as an internal|"
     r"(?:[\w-]+ : )?(?:the term '|the specified module ')|"
+    r"\u00d7 |"  # a miette-style diagnostic (uv, pnpm): "  \u00d7 No solution found ..."
     r"\(eval\):|(?:ba|z|)sh: |[\w./-]+: (?:cannot|can't open file|'?[^\s:]+'?: no such file))",
     re.IGNORECASE,
 )
@@ -540,6 +545,7 @@ _CREATES_NAME = re.compile(r"create|clone|(?:^|_)(?:new|register|provision|init)
 _CREATES_HEAD = re.compile(
     # At the start of the command or of a step of it (`openssl rand 32 | gcloud secrets create`).
     r"(?:^|[|;&])\W*(?:[\w.-]+\s+){0,3}(?:create|clone|mkdir|init|new)\b"
+    r"|\bhelm\s+(?:install|upgrade\s+(?:\S+\s+)*?--install)\b"  # a release: `helm install x`
     r"|\bmutation\b[^{]*\{\s*(?:\w+\s*:\s*)?(?:create|clone)",
     re.I,
 )
@@ -547,7 +553,8 @@ _CREATES_HEAD = re.compile(
 
 _LOOKUPS = frozenset({"entity", "http404", "custom"})  # a named object looked up, not a file
 _HEAD_KEYS = (*_SHELL_KEYS, "query", "mutation")
-_CREATE_WORDS = ("create", "clone", "mkdir", "init", "new")  # one is in each `_CREATES_HEAD`
+# One is in each `_CREATES_HEAD`.
+_CREATE_WORDS = ("create", "clone", "mkdir", "init", "new", "install")
 
 
 _DELETES_NAME = re.compile(r"delete|remove|destroy|uninstall|terminate|(?:^|_)drop(?:_|$)", re.I)
@@ -697,6 +704,19 @@ def _named_as_container(call: Event, target: str) -> bool:
         key.lower() not in _QUERY_KEYS and isinstance(value, str) and target in value.split(",")
         for key, value in call.input.items()
     )
+
+
+def _unquoted(output: str) -> str:
+    """A JSON object result's string members, one per line: an error quoted inside one
+    (`"stderr": "... \\"ledger-worker\\" not found"`) read as its tool wrote it."""
+    if output[:1] != "{":
+        return output
+    try:
+        data = orjson.loads(output)
+    except orjson.JSONDecodeError:
+        return output
+    texts = [v for v in data.values() if isinstance(v, str) and v] if isinstance(data, dict) else []
+    return "\n".join(texts) or output
 
 
 def _match(output: str, extra: list[re.Pattern[str]]) -> tuple[str, re.Match[str]] | None:
@@ -978,7 +998,7 @@ def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
             continue
         if may_reject(folded) and _REJECTION.search(head):
             continue
-        hit = _match(output, extra)
+        hit = _match(_unquoted(output) if '\\"' in head else output, extra)
         if hit is None:
             continue
         category, found = hit

@@ -127,6 +127,26 @@ def _calls_session(calls: list[tuple[str, dict[str, object], str]]) -> Session:
             ["reqests"],
         ),
         ("cargo clippy", "error: no such command: `clippy`", ["clippy"]),
+        (
+            "uv add polars polars-autoprofile",
+            "  \u00d7 No solution found when resolving dependencies:\n  \u2570\u2500\u25b6 Because "
+            "polars-autoprofile was not found in the package registry and your project depends "
+            "on polars-autoprofile, we can conclude that your project's requirements are "
+            "unsatisfiable.",
+            ["polars-autoprofile"],
+        ),
+        # An error quoted inside a JSON result's member (`"stderr": "... \"x\" not found"`).
+        (
+            "kubectl -n payments rollout restart deployment/ledger-worker",
+            json.dumps(
+                {
+                    "exit_code": 1,
+                    "stderr": 'Error from server (NotFound): deployments.apps "ledger-worker" '
+                    "not found",
+                }
+            ),
+            ["ledger-worker"],
+        ),
         # A package the agent did not name (a build step's own dependency) is not its assumption.
         ("make deps", "E: Unable to locate package libfoo-dev", []),
     ],
@@ -516,6 +536,16 @@ def test_argv_commands_are_read_as_the_script_a_shell_runs() -> None:
     signals = not_found(session, NotFoundParams())
     assert [s.value for s in signals] == ["config/app.yaml"]
     assert session.meta["not_found_probes"] == 1
+
+
+@pytest.mark.parametrize(("then", "expected"), [("helm install web ./chart", []), ("", ["web"])])
+def test_a_helm_release_looked_up_before_it_is_installed_is_a_probe(
+    then: str, expected: list[str]
+) -> None:
+    calls = [("bash", {"command": "helm status web -n preview"}, "Error: release: not found")]
+    if then:
+        calls.append(("bash", {"command": then}, "NAME: web\nSTATUS: deployed"))
+    assert [s.value for s in not_found(_calls_session(calls), NotFoundParams())] == expected
 
 
 def test_an_editor_tools_missing_path() -> None:
