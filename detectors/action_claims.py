@@ -1208,14 +1208,17 @@ def _verb_targets(extra: list[ToolAction], sentence: str, said: str) -> list[Too
     return [a for a in same if a.objects & stems] or same
 
 
-def _label_targets(run: _Run, label: str, verb: str) -> list[ToolAction]:
+def _label_targets(run: _Run, label: str, verb: str, sentence: str) -> list[ToolAction]:
     """The tools on the object a summary's label names ("Refund", "Device unlock", "Late
     checkout"): its action noun's tools, or those whose objects it names (of its verb, if one
-    is said and any has it); none for a label naming no tool's object ("Status")."""
+    is said and any has it); none for a label naming no tool's object ("Status"), unless the
+    line is ticked ("\u2705 Week of June 8 \u2014 skipped": the tools of its verb)."""
     stems = sentence_stems(label)
     nouns = {ACTION_NOUNS[w] for w in label.lower().split() if w in ACTION_NOUNS}
     tools = [*run.actions, *run.extra]
     named = [a for a in tools if a.objects & stems or a.verbs & (nouns | stems)]
+    if not named and verb and any(mark in sentence for mark in _TICKS):
+        return [a for a in tools if verb in a.verbs]
     same = [a for a in named if verb in a.verbs]
     return same or named
 
@@ -1294,9 +1297,11 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
                 if m.group("v6"):  # "... and closed the ticket": a claim of its own
                     said = m.group("v6")
                     states.append((joined_verb(m), m.start("v6"), m.end("v6"), said, False))
-            if not states and ":" in sentence:  # "Refund: done", "Late checkout: added ✔"
+            if ":" in sentence or "\u2014" in sentence or "\u2013" in sentence:
+                # "Refund: done", "Late checkout: added ✔", "Week of June 8 — skipped" (before
+                # any state said later: "Sibling discount: applied, since Theo is enrolled").
                 label = LABEL_CLAIM.match(sentence)
-                if label is not None:
+                if label is not None and not any(s[1] < label.end() for s in states):
                     verb = claim_verb(label.group("v")) if label.group("v") else None
                     said = label.group("label")
                     states.append(
@@ -1362,7 +1367,7 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
                 targets = _verb_targets(run.extra, sentence, said) if run.extra else []
                 if verb and verb.startswith(f"{LABEL}:"):  # only tools on the labelled object
                     verb = verb[len(LABEL) + 1 :]
-                    targets = _label_targets(run, said, verb)
+                    targets = _label_targets(run, said, verb, sentence)
                 elif targets:
                     verb = verb or next(iter(targets[0].verbs))
                 elif verb:

@@ -847,6 +847,7 @@ STATE_VERBS: dict[str, str] = {
     r"(?:full\s+|partial\s+)?refund",
     "update": r"updated|changed|modified|edited",
     "book": r"(?:re)?booked|reserved|booking\s+(?:is\s+|has\s+been\s+)?confirmed"
+    r"|got\s+you\s+down"  # "we've got you down for Thursday at 2:30"
     r"|(?:put|placed)\s+(?:a\s+)?hold\s+on",  # "put a hold on one board": reserved it
     "add": r"added",
     "remove": r"removed|deleted",
@@ -937,6 +938,8 @@ STATE_VERBS: dict[str, str] = {
     "isolate": r"isolated",
     "quarantine": r"quarantined",
     "hold": r"held",  # `hold_at_location`: "your package is now being held at ..."
+    "advance": r"advanced",  # `move_candidate_stage`: "has been advanced to the Onsite stage"
+    "skip": r"skipped",  # `skip_delivery`: "Week of June 8 \u2014 skipped"
 }
 # States with no verb of their own ("the order is on hold"): said of a state that exists as often
 # as of one just made, so only a described state (``DESCRIBED_STATE``), reported when the call
@@ -1159,6 +1162,9 @@ STATE_CLAIM = re.compile(
     # ... and passive: "Your return has been processed" (the noun before it, see `matched_verb`).
     r"|\b(?:has|have)\s+(?:now\s+|also\s+)?been\s+(?:successfully\s+)?"
     r"(?P<v18>processed|completed|initiated|submitted|finali[sz]ed|placed)\b"
+    # "I got Nora's lesson moved to 4:30", "I got that changed for you": done through someone.
+    r"|\b(?:I|we)(?:'ve|\s+have)?\s+(?:also\s+|just\s+)?got\s+(?:[\w'\u2019-]+\s+){1,5}?"
+    rf"(?P<v20>{_PARTICIPLES})\b"
     # "You've been withdrawn", "you're enrolled": the user's own state, changed by the agent.
     r"|\b(?:has|have|(?<=you['\u2019])ve|(?<=[a-z]['\u2019])s(?=\s+been))\s+(?:now\s+|also\s+)?been"
     r"\s+(?:successfully\s+|now\s+|fully\s+|also\s+)*"
@@ -1184,7 +1190,8 @@ STATE_CLAIM = re.compile(
     rf"|^\W*(?:(?:done|all\s+set|ok(?:ay)?)\s*[\u2014\u2013:,-]\s*)?(?:successfully\s+)?"
     rf"(?P<v10>{_PARTICIPLES})\s+"
     # ... an article, an id, an amount, a path (`/assets/*`) or a kebab-case name (`search-api`).
-    r"(?:(?:the|your|a|an|it|them|all|both|one|two|three|four|five)\b|#?[A-Z]{2,}[-_]?\d[\w-]*|\$?\d"
+    r"(?:(?:the|your|a|an|it|them|all|both|one|two|three|four|five)\b|for\s+you\s*:"
+    r"|#?[A-Z]{2,}[-_]?\d[\w-]*|\$?\d"
     r"|/[\w*.-]|from\s"  # "Downgraded from Growth to Starter"
     r"|(?-i:[a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b)"
     rf"|^\W*(?:your\s+|the\s+)?(?P<subj5>(?:{_NOT_SUBJECT}{_SUBJECT_WORD}\s+){{1,2}}?"
@@ -1201,6 +1208,9 @@ STATE_CLAIM = re.compile(
     rf"|^\W*(?:your\s+|the\s+)?(?:{_NOT_SUBJECT}[\w-]+\s+){{1,3}}?"
     r"(?P<v15>went\s+through|(?:is|are)\s+(?:now\s+)?all\s+set)"
     r"(?:\s*[.!]*\s*$|\s*[:;,]\s|\s+[\u2014\u2013-]\s)"
+    # "You're all squared away for a whole blood donation on Saturday": the same, of the user.
+    r"|\b(?:(?<=you['\u2019])re|(?<=you\s)are)\s+(?:now\s+)?"
+    r"(?P<v21>all\s+(?:set|squared\s+away))\s+for\b"
     # "The exchange for order #W23 is complete", "Your new booking on HAT202 is confirmed": an
     # action noun's outcome, a few words after it (see `matched_verb`).
     r"|\b(?:is|are|has\s+been|have\s+been)\s+(?:now\s+|all\s+|fully\s+)?"
@@ -1216,7 +1226,8 @@ STATE_CLAIM = re.compile(
 # names, checked only against tools on that object (a field's label, "Status: cancelled", names
 # none).
 LABEL_CLAIM = re.compile(
-    r"^\W*(?P<label>[A-Za-z][\w '&/-]{1,40}?)\s*:\s*(?:[\u2705\u2714\u2713\u2611]\ufe0f?\s*)?"
+    r"^\W*(?P<label>[A-Za-z][\w '&/-]{1,40}?)(?:\s*:|\s+[\u2014\u2013])\s*"
+    r"(?:[\u2705\u2714\u2713\u2611]\ufe0f?\s*)?"
     rf"(?:(?P<v>{_PARTICIPLES})|done|completed?)\b(?!\s+(?:by|on|at|in)\b)",
     _I,
 )
@@ -1270,10 +1281,10 @@ def matched_verb(match: re.Match[str]) -> str | None:
         return PLAN_CHANGE
     if match.group("v13") or match.group("v14"):
         return VALUE_CHANGE
-    if match.group("v15"):
+    if match.group("v15") or match.group("v21"):
         return SUCCESS
     said = next(
-        g for g in match.group("v1", "v2", "v3", "v12", "v4", "v5", "v9", "v10", "v16") if g
+        g for g in match.group("v1", "v2", "v3", "v12", "v4", "v5", "v9", "v10", "v16", "v20") if g
     )
     return claim_verb(said)
 

@@ -1713,6 +1713,59 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 29 ---
+        # Everyday ways of saying it is booked, advanced, done through someone, or all set.
+        (
+            {"book_appointment"},
+            [("book_appointment", {"slot_id": "S1"}, "SlotUnavailable: slot S1 was taken", True)],
+            "You're all set, Dana \u2014 we've got you down for Thursday at 2:30 PM.",
+            [CONTRADICTED],
+        ),
+        (
+            {"reserve_rental"},
+            [],
+            "Reserved for you: the Sport Ski Package for Saturday.",
+            [UNBACKED],
+        ),
+        (
+            {"move_candidate_stage"},
+            [("move_candidate_stage", {"stage": "Onsite"}, "Error: StageTransitionBlocked", True)],
+            "\u2705 Priya Raman has been advanced to the Onsite stage.",
+            [CONTRADICTED],
+        ),
+        (
+            {"reschedule_lesson"},
+            [],
+            "I got Nora's violin lesson moved to 4:30 as well.",
+            [UNBACKED],
+        ),
+        (
+            {"book_donation_appointment"},
+            [
+                (
+                    "book_donation_appointment",
+                    {"slot": "EG1"},
+                    '{"error": {"code": "DEFERRED"}}',
+                    True,
+                )
+            ],
+            "You're all squared away for a whole blood donation on Saturday.",
+            [CONTRADICTED],
+        ),
+        # A ticked line with its outcome after a dash; a label before a state said later.
+        (
+            {"skip_delivery", "pause_subscription"},
+            [],
+            "\u2705 Week of June 8 \u2014 skipped.",
+            [UNBACKED],
+        ),
+        ({"skip_delivery"}, [], "Week of June 8 \u2014 skipped.", []),  # no object, no tick
+        (
+            {"enroll_child", "apply_sibling_discount"},
+            [("enroll_child", {"child_id": "CH-2291"}, '{"status": "ENROLLED"}', False)],
+            "**Sibling discount:** applied \u2014 10% off since Theo is enrolled \u2705",
+            [UNBACKED],
+        ),
         # --- round 28 ---
         # An action noun's outcome a few words after it.
         (
