@@ -1270,7 +1270,10 @@ def matched_verb(match: re.Match[str]) -> str | None:
     if match.group("v7"):
         return ACTION_NOUNS.get(match.group("v7").lower())
     if match.group("v18"):
-        noun = _NOUN_BEFORE.search(match.string, max(0, match.start() - 40), match.start())
+        # "Your return has been processed", "The return for order #W48 has been processed".
+        noun = _NOUN_BEFORE.search(
+            match.string, max(0, match.start() - 40), match.start()
+        ) or _NOUN_IN_CLAUSE.search(match.string, max(0, match.start() - 80), match.start())
         if noun is not None:
             return ACTION_NOUNS.get(noun.group(1).lower())
         return claim_verb(match.group("v18"))  # "The form has been submitted"

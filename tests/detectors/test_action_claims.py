@@ -1714,6 +1714,13 @@ def test_claims_after_shell_steps(
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
         # --- round 29 ---
+        # An action noun a few words before "has been processed".
+        (
+            {"return_delivered_order_items"},
+            [("return_delivered_order_items", {"order_id": "#W2378156"}, '{"ok": true}', False)],
+            "The return for order #W4817420 has been processed as well.",
+            [UNBACKED],
+        ),
         # Everyday ways of saying it is booked, advanced, done through someone, or all set.
         (
             {"book_appointment"},
