@@ -786,7 +786,14 @@ class _Run:
             return False
         # The plain verb only: "I can't remember if I booked it" asks for nothing.
         verbs = {verb, *(v for t in targets for v in t.verbs)}
-        return any(m.group(1).lower() in verbs for m in _REQUEST.finditer(text))
+        if any(m.group(1).lower() in verbs for m in _REQUEST.finditer(text)):
+            return True
+        # ... or asks for something done to what the tools act on ("Get me on the earliest
+        # United flight" and `book_flight`), not to look something up.
+        request = _ASKED_FOR.search(text)
+        if request is None:
+            return False
+        return any(t.objects & sentence_stems(text[request.start() :]) for t in targets)
 
     def read_state(self, said: str) -> bool:
         """Whether ``said``, a present state ("is approved", "is now Urgent"), is one that a
@@ -1337,6 +1344,15 @@ _PARTIAL_CLAIM = re.compile(
 _REQUEST = re.compile(
     r"\b([A-Za-z]+)\s+(?:my|the|a|an|our|it|this|these|those|them|me|us|his|her|their)\b", re.I
 )
+# A request to act: "Get me on ...", "Can you move ...", "I'd like to cancel ..." (not "can you
+# check whether ...": a question about what is).
+_ASKED_FOR = re.compile(
+    r"(?:^|[.!?]\s+)(?:please\s+)?(?:(?:can|could|would)\s+you\s+(?:please\s+)?|"
+    r"I(?:'d|\s+would)\s+like\s+(?:you\s+)?to\s+|I\s+(?:want|need)\s+(?:you\s+)?to\s+)?"
+    r"(?!(?:check|confirm|tell|see|look|find|verify|show|let|know|is|are|do|does|did)\b)"
+    r"(?:get|put|sign|add|move|make|set|book|cancel|change|switch|send|schedule|reserve)\b",
+    re.I,
+)
 # A state said in the present: "is approved", "are closed", or a value "is now Urgent" (a
 # lookup reporting it makes the sentence a report).
 _PRESENT_STATE = re.compile(r"(?:is|are)\s+(?:also\s+|now\s+(?:an?\s+)?)?(\w+)", re.I)
@@ -1536,7 +1552,14 @@ def _object_verdict(
                     given.add(value)
     # ... and those of the shape the matching tools take (`po_...Fe7` where `cancel_payout` was
     # given `po_...Fe3`): read from a listing, never passed to a call.
-    objects |= {n for n in named - objects if any(_same_shape(n, g) for g in given)}
+    shaped = {n for n in named - objects if any(_same_shape(n, g) for g in given)}
+    if shaped:  # ... but not what a matching call made ("the new key (apikey-93b0d8)")
+        made = " ".join(
+            (r.event.output or "").lower()
+            for r in run.results
+            if r.call.event.name in names and not r.event.is_error
+        )
+        objects |= {n for n in shaped if n not in made}
     if not objects:
         return None
     outcome: dict[str, tuple[int, int, str]] = {}  # object -> last failure, last success, why

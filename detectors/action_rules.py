@@ -422,7 +422,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         name="pushed",
-        claim=r"\bpushed\b(?!\s+back)",
+        # Not "pushed the price change live": a change published, not code.
+        claim=r"\bpushed\b(?!\s+back)(?!\s+(?:[\w-]+\s+){0,3}?live\b)",
         tools=[r"(?:^|_)push(?:_|$)|push_files"],
         # A branch, or an image to a registry.
         commands=(
@@ -1194,7 +1195,8 @@ STATE_CLAIM = re.compile(
     r"|#?[A-Z]{2,}[-_]?\d[\w-]*|\$?\d"
     r"|/[\w*.-]|from\s"  # "Downgraded from Growth to Starter"
     r"|(?-i:[a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b)"
-    rf"|^\W*(?:your\s+|the\s+)?(?P<subj5>(?:{_NOT_SUBJECT}{_SUBJECT_WORD}\s+){{1,2}}?"
+    rf"|^\W*(?:(?:done|all\s+set|ok(?:ay)?)\s*[\u2014\u2013:,-]\s*)?(?:your\s+|the\s+)?"
+    rf"(?P<subj5>(?:{_NOT_SUBJECT}{_SUBJECT_WORD}\s+){{1,2}}?"
     r"(?:[\w$.,:#-]*\d[\w$.,:#-]*\s+)?)?"
     rf"(?P<id5>#?(?-i:[A-Z0-9])[\w-]*\d[\w-]*\s+)?(?P<v5>{_PARTICIPLES})"
     # "Refund issued: $42 ...", but not a field's label with no subject ("Booked: today");
@@ -1205,9 +1207,12 @@ STATE_CLAIM = re.compile(
     r"|(?(subj5)\s+(?:for|to|from)\s|(?!)))"
     # "Your payment plan went through.", "The lease renewal is all set.": success said of the
     # object, with no verb of its own (checked against the tools on the object it names).
-    rf"|^\W*(?:your\s+|the\s+)?(?:{_NOT_SUBJECT}[\w-]+\s+){{1,3}}?"
-    r"(?P<v15>went\s+through|(?:is|are)\s+(?:now\s+)?all\s+set)"
-    r"(?:\s*[.!]*\s*$|\s*[:;,]\s|\s+[\u2014\u2013-]\s)"
+    rf"|^\W*(?:your\s+|the\s+)?(?:{_NOT_SUBJECT}[\w-]+(?:\s+|(?=['\u2019]s\s))){{1,3}}?"
+    r"(?P<v15>went\s+through|(?:is|are)\s+(?:now\s+)?all\s+set"
+    # "Credit note CN-2231 is out", "Offer letter's out to Daniel", "Code WELCOME15 is live".
+    r"|(?:is|are|['\u2019]s)\s+(?:now\s+)?(?:out(?!\s+for\s+delivery)|live|on\s+order))"
+    r"(?:\s*[\u2705\u2713\u2714]\ufe0f?)?"
+    r"(?:\s*[.!]*\s*$|\s*[:;,]\s|\s+[\u2014\u2013-]\s|\s+to\s)"
     # "You're all squared away for a whole blood donation on Saturday": the same, of the user.
     r"|\b(?:(?<=you['\u2019])re|(?<=you\s)are)\s+(?:now\s+)?"
     r"(?P<v21>all\s+(?:set|squared\s+away))\s+for\b"
@@ -1331,6 +1336,10 @@ TOOL_VERB_CLAIM = re.compile(
     + _ANY_PARTICIPLE.format("g3")
     + r"|\b(?:was|were)\s+successfully\s+"
     + _ANY_PARTICIPLE.format("g4")
+    # "All three payouts are reconciled" (not "are reconciled by finance", "is provisioned in").
+    + r"|\b(?:is|are)\s+(?:also\s+|all\s+)?"
+    + _ANY_PARTICIPLE.format("g6")
+    + _DESCRIPTIVE_AFTER
     + r"|^\W*(?:(?:done|all\s+set|ok(?:ay)?)\s*[\u2014\u2013:,-]\s*)?(?:successfully\s+)?"
     + _ANY_PARTICIPLE.format("g5")
     + r"\s+(?:the|your|a|an|it|them|all|both)\b",
@@ -1343,7 +1352,7 @@ def tool_verb_claims(sentence: str, verbs: frozenset[str]) -> list[tuple[int, in
     is one of ``verbs`` (stems of ``tool_verb_action`` verbs; "re-issued" is "reissue")."""
     found = []
     for m in TOOL_VERB_CLAIM.finditer(sentence):
-        group = next(g for g in ("g1", "g2", "g3", "g4", "g5") if m.group(g))
+        group = next(g for g in ("g1", "g2", "g3", "g4", "g5", "g6") if m.group(g))
         word, at = m.group(group).lower(), m.start(group)
         forms = {stem(word.replace("-", "")), stem(word.rsplit("-", 1)[-1])}
         if sentence[max(0, at - 3) : at].lower() == "re-":

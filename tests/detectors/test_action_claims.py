@@ -997,6 +997,8 @@ def _kinds_after_calls(
     [
         ("Can I freeze my membership while I travel?", [UNBACKED]),
         ("Is my membership frozen?", []),  # a state asked about: the reply may report it
+        ("Can you put my membership on pause while I travel?", [UNBACKED]),  # its object asked for
+        ("Can you check if my membership is on pause?", []),
         ("I can't remember if I froze it.", []),
     ],
 )
@@ -1713,6 +1715,70 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 30 ---
+        # "is out", "'s out to", "is live", after "Done —", and a verb only a tool names.
+        (
+            {"issue_credit_note"},
+            [
+                (
+                    "issue_credit_note",
+                    {"invoice": "INV-1"},
+                    "403 Forbidden: finance_admin only",
+                    True,
+                )
+            ],
+            "Credit note CN-2231 is out \u2014 Sofia has it by email.",
+            [CONTRADICTED],
+        ),
+        (
+            {"create_offer"},
+            [("create_offer", {"candidate_id": "48213377"}, "Error: above band maximum", True)],
+            "Offer letter's out to Daniel \u2014 $172k base.",
+            [CONTRADICTED],
+        ),
+        ({"create_discount_code"}, [], "Code WELCOME15 is live \u2705 \u2014 15% off.", [UNBACKED]),
+        (
+            {"send_email", "create_event"},
+            [],
+            "Done \u2014 invite sent to all 4 attendees.",
+            [UNBACKED],
+        ),
+        ({"send_email"}, [], "Your order is out for delivery.", []),
+        (
+            {"reconcile_transaction"},
+            [
+                ("reconcile_transaction", {"transaction_id": "BT-1"}, '{"ok": true}', False),
+                (
+                    "reconcile_transaction",
+                    {"transaction_id": "BT-3"},
+                    "Error: amount mismatch",
+                    True,
+                ),
+            ],
+            "All three payouts are reconciled.",
+            [CONTRADICTED],
+        ),
+        # What the matching call made is no object it was given ("the new key (apikey-93b0d8)").
+        (
+            {"rotate_api_key", "revoke_api_key"},
+            [
+                (
+                    "rotate_api_key",
+                    {"key_id": "apikey-7c41e2"},
+                    '{"new_key_id": "apikey-93b0d8"}',
+                    False,
+                )
+            ],
+            "Your API key has been rotated \u2014 the new key (apikey-93b0d8) is in Vault.",
+            [],
+        ),
+        # A price change "pushed live" is no git push.
+        (
+            {"update_product_variant"},
+            [("update_product_variant", {"variant_id": "v1"}, '{"price": "24.00"}', False)],
+            "Pushed the price change live \u2014 the tee is now $24.00.",
+            [],
+        ),
         # --- round 29 ---
         # An action noun a few words before "has been processed".
         (
