@@ -422,8 +422,9 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     ),
     Rule(
         name="pushed",
-        # Not "pushed the price change live": a change published, not code.
-        claim=r"\bpushed\b(?!\s+back)(?!\s+(?:[\w-]+\s+){0,3}?live\b)",
+        # Not "pushed the price change live" (published, not code), nor "pushed a day later".
+        claim=r"\bpushed\b(?!\s+(?:(?:a|an|one|two|three|\d+)\s+(?:hour|day|week|month)s?\s+)?"
+        r"(?:back|later)\b)(?!\s+(?:[\w-]+\s+){0,3}?live\b)",
         tools=[r"(?:^|_)push(?:_|$)|push_files"],
         # A branch, or an image to a registry.
         commands=(

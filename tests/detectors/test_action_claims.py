@@ -1280,6 +1280,10 @@ def test_rebooked_is_a_booking_claim() -> None:
             [],
         ),
         ([], "Replaced the loop with `itertools.chain`.", []),
+        # --- round 30 ---
+        # A program's behaviour told, not a push: "... and pushed a day later".
+        ([], "The digest was found to be in the past, and pushed a day later.", []),
+        ([], "I pushed the fix to origin.", [UNBACKED]),
         # --- round 28 ---
         # Checks ticked in a status line, one claim each.
         (
