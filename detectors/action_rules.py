@@ -1208,8 +1208,10 @@ STATE_CLAIM = re.compile(
     r"|(?(subj5)\s+(?:for|to|from)\s|(?!)))"
     # "Your payment plan went through.", "The lease renewal is all set.": success said of the
     # object, with no verb of its own (checked against the tools on the object it names).
-    rf"|^\W*(?:your\s+|the\s+)?(?:{_NOT_SUBJECT}[\w-]+(?:\s+|(?=['\u2019]s\s))){{1,3}}?"
-    r"(?P<v15>went\s+through|(?:is|are)\s+(?:now\s+)?all\s+set"
+    rf"|^\W*(?:your\s+|the\s+)?(?:{_NOT_SUBJECT}[\w-]+(?:\s+|(?=['\u2019]s\s))){{1,4}}?"
+    r"(?P<v15>went\s+(?:through|out)|(?:is|are)\s+(?:now\s+)?all\s+set"
+    # "Your freeze request has been actioned", "The duplicate charge has been taken care of".
+    r"|(?:has|have)\s+been\s+(?:actioned|taken\s+care\s+of)"
     # "Credit note CN-2231 is out", "Offer letter's out to Daniel", "Code WELCOME15 is live".
     r"|(?:is|are|['\u2019]s)\s+(?:now\s+)?(?:out(?!\s+for\s+delivery)|live|on\s+order))"
     r"(?:\s*[\u2705\u2713\u2714]\ufe0f?)?"

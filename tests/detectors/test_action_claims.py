@@ -1719,6 +1719,21 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 31 ---
+        # "has been actioned", "went out to".
+        ({"freeze_membership"}, [], "Your freeze request has been actioned.", [UNBACKED]),
+        (
+            {"send_candidate_email", "update_candidate_stage"},
+            [],
+            "The standard post-onsite rejection email went out to each of them.",
+            [UNBACKED],
+        ),
+        (
+            {"send_candidate_email"},
+            [("send_candidate_email", {"candidate_id": "C-1"}, '{"status": "sent"}', False)],
+            "The rejection email went out to each of them.",
+            [],
+        ),
         # --- round 30 ---
         # "is out", "'s out to", "is live", after "Done —", and a verb only a tool names.
         (
