@@ -136,9 +136,15 @@ _READER = (
     r"df|pwd|which|type|whereis|echo|printf|diff|cmp|jq|sort|uniq|cut|tr|column|nl|xxd|od|"
     r"hexdump|strings|realpath|dirname|basename|env|printenv|date|git\s+(?:status|log|diff|show|"
     r"branch(?![^;&|>\n]*\s-(?:[dDmMcC]\b|-delete\b|-move\b|-copy\b))|blame|grep|ls-files|rev-parse"
-    r"|remote\s+-v)|sed\s+-n\b(?![^;&|>\n]*\s-(?:i|-in-place)\b)|awk)"
+    r"|remote\s+-v)|sed\s+-n\b(?![^;&|>\n]*\s-(?:i|-in-place)\b)|awk|journalctl|ps|whoami|uname|"
+    r"hostname|systemctl\s+(?:status|is-active|is-enabled|show|list-units|cat))"
 )
-_READ_STEP = rf"\s*{_READER}\b(?![^;&|>]*\s-(?:delete|exec)\b)[^;&|>]*"
+# Its arguments: anything but a step's end or a redirection, and quoted text whole (a grep
+# pattern `'a\\|b'` holds a `|` that is no pipe); `sudo` may come first.
+_READ_STEP = (
+    rf"\s*(?:sudo\s+)?{_READER}\b(?![^;&|>]*\s-(?:delete|exec)\b)"
+    r"(?:[^;&|>'\"]|'[^'\n]*'|\"[^\"\n]*\")*"
+)
 READ_ONLY_COMMAND = rf"(?:\s*cd\s+[^;&|>]*&&)?{_READ_STEP}(?:(?:\|\|?|&&|;){_READ_STEP})*"
 
 # A project's own gate as a script (`./scripts/ci.sh`, `bin/check`, `script/test`, `verify.sh`):

@@ -1280,6 +1280,26 @@ def test_rebooked_is_a_booking_claim() -> None:
             [],
         ),
         ([], "Replaced the loop with `itertools.chain`.", []),
+        # --- round 31 ---
+        # A file named only by reads (a quoted `\\|` in a grep pattern, `sudo cat`, a status).
+        (
+            [
+                (
+                    "grep -n 'max_client_conn\\|default_pool' /etc/pgbouncer/pgbouncer.ini",
+                    "12:x",
+                    False,
+                ),
+                ("sudo cat /etc/pgbouncer/pgbouncer.ini | head -20", "[databases]", False),
+                ("systemctl status pgbouncer --no-pager | head -3", "active (running)", False),
+            ],
+            "I've updated `/etc/pgbouncer/pgbouncer.ini` to set `max_client_conn = 400`.",
+            [UNBACKED],
+        ),
+        (
+            [("sudo sed -i 's/200/400/' /etc/pgbouncer/pgbouncer.ini", "", False)],
+            "I've updated `/etc/pgbouncer/pgbouncer.ini` to set `max_client_conn = 400`.",
+            [],
+        ),
         # --- round 30 ---
         # A program's behaviour told, not a push: "... and pushed a day later".
         ([], "The digest was found to be in the past, and pushed a day later.", []),
