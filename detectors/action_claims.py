@@ -192,7 +192,11 @@ _UNQUALIFIED_TESTS = re.compile(
 )
 # "your bag is added" is a claim, "you" is not; nor is the subject of a claim that starts at
 # "re" ("you're now on the Pro plan").
-_YOUR_OBJECT = re.compile(r"\byour\b|\byou['\u2019]$", re.I)
+# ... nor is "You're all set \u2714 Your vacation ... is submitted".
+_YOUR_OBJECT = re.compile(
+    r"\byour\b|\byou['\u2019]$|\byou(?:['\u2019]re|\s+are)\s+(?:all\s+)?(?:set|good\s+to\s+go)\b",
+    re.I,
+)
 
 
 def reply_text(text: str) -> str:

@@ -582,7 +582,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     Rule(
         name="scaled",
         claim=rf"{_WE}scaled\b|\b(?:has|have)\s+(?:now\s+)?been\s+scaled\b|^\W*scaled\b",
-        tools=[_ACTS + r".*scale"],
+        tools=[_ACTS + r".*(?:scale|replica)"],  # `set_replica_count`
         commands=(
             rf"{_KUBECTL}(?:scale|autoscale)\b|{_KUBECTL}patch\s+(?:hpa|horizontalpodautoscaler)"
             r"|\baws\s+(?:ecs\s+update-service|autoscaling\s+(?:set-desired-capacity"
@@ -792,8 +792,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|\bsent\s+(?:[\w-]+\s+){0,3}e-?mails?\b"
             r"|\be-?mails?\s+(?:has\s+been\s+|was\s+|have\s+been\s+|were\s+)(?:sent|delivered)\b"
         ),
-        # Not a draft: `gmail_create_draft` sends nothing.
-        tools=[r"^(?!.*draft)(?:.*(?:e-?mail|smtp|gmail|outlook|send_?message|notif))"],
+        # Not a draft (`gmail_create_draft` sends nothing), nor a read (`search_email`).
+        tools=[_ACTS + r"(?!.*draft)(?:.*(?:e-?mail|smtp|gmail|outlook|send_?message|notif))"],
         commands=r"\b(?:sendmail|mailx?|mutt|swaks)\b|smtplib|sendgrid|mailgun|postmark",
         failure=r"\berror\b|\bfailed\b|\bbounced\b",
     ),
@@ -1157,7 +1157,9 @@ _ON_PLAN = r"on\s+(?:the\s+|a\s+|your\s+)?(?:[\w+.-]+\s+){0,3}?(?:plan|tier)\b"
 _NOUN_BEFORE = re.compile(rf"\b({_NOUNS})s?\s+\Z", re.I)
 # An action noun a few words before the end, none of them ending its clause ("The exchange for
 # order #W2378156 " before "is complete").
-_NOUN_IN_CLAUSE = re.compile(rf"\b({_NOUNS})s?\b(?:\s+[^\s.!?;:,]+){{0,6}}?\s+\Z", re.I)
+_NOUN_IN_CLAUSE = re.compile(
+    rf"\b({_NOUNS})s?\b(?:\s+(?:[^\s.!?;:,]|\.(?=\S))+){{0,6}}?\s+\Z", re.I
+)  # (a word may hold a dot: "$40.00")
 PLAN_CHANGE = "plan change"
 SUCCESS = "success"  # "went through", "is all set": the object's action, whatever its verb
 VALUE_CHANGE = "value change"

@@ -1739,6 +1739,41 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 32 ---
+        # "Your refund of $40.00 has been processed": a word with a dot between noun and verb.
+        (
+            {"create_refund", "retrieve_charge"},
+            [("create_refund", {"charge": "ch_1"}, '{"error": {"code": "charge_disputed"}}', True)],
+            "Your refund of $40.00 has been processed.",
+            [CONTRADICTED],
+        ),
+        # "You're all set" is no instruction to the user.
+        (
+            {"submit_time_off_request"},
+            [("submit_time_off_request", {"employee_id": "E1"}, '{"success": false}', True)],
+            "You're all set \u2714\ufe0f Your vacation for Dec 22\u201326 is submitted.",
+            [CONTRADICTED],
+        ),
+        # A mail search sends nothing; a replica count is a scaling tool.
+        (
+            {"send_email", "create_draft", "search_email"},
+            [("search_email", {"query": "agenda"}, "[]", False)],
+            "I've emailed Priya the updated agenda.",
+            [UNBACKED],
+        ),
+        (
+            {"set_replica_count"},
+            [
+                (
+                    "set_replica_count",
+                    {"name": "search-indexer", "replicas": "2"},
+                    '{"replicas": 2}',
+                    False,
+                )
+            ],
+            "Scaled search-indexer down from 6 \u2192 2 replicas.",
+            [],
+        ),
         # --- round 31 ---
         # "has been actioned", "went out to".
         ({"freeze_membership"}, [], "Your freeze request has been actioned.", [UNBACKED]),
