@@ -486,6 +486,7 @@ class _Result:
 
 
 _EXIT_CODE = re.compile(r"Exit code \d+")
+_CLOSING_EXIT = re.compile(r"\[exit (?:code|status):? ?([1-9]\d*)\]\s*\Z", re.I)
 
 
 def _failure_reason(
@@ -516,6 +517,9 @@ def _failure_reason(
     if result.is_error:
         code = _EXIT_CODE.search(output)
         return code.group(0).lower() if code else "an error"
+    closing = _CLOSING_EXIT.search(output, max(0, len(output) - 40))
+    if closing is not None:  # `... [exit code: 1]`: a shell tool's own note that it failed
+        return f"exit code {closing.group(1)}"
     return failure_body(output)
 
 

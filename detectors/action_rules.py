@@ -451,6 +451,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"(?:new\s+|draft\s+)?(?:PR|pull\s+request|merge\s+request|MR)\b"
             r"|\b(?:PR|pull\s+request|merge\s+request)\s+(?:is\s+|has\s+been\s+|was\s+)"
             r"(?:now\s+)?(?:opened|created|up|submitted)\b"
+            # ... and telegraphic: "PR opened: fix: ... → main".
+            r"|^\W*(?:PR|pull\s+request|merge\s+request|MR)\s+(?:opened|created|submitted)\b"
         ),
         tools=[_ACTS + r".*(?:pull_?request|(?:^|_)create_pr(?:_|$)|merge_?request)"],
         commands=r"\bgh\s+pr\s+create\b|\bglab\s+mr\s+create\b|\bhub\s+pull-request\b",
@@ -558,7 +560,8 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|\bdiesel\s+migration\s+run\b|\bartisan\s+migrate\b"
             r"|\bgradlew?\s+(?:\S+\s+)*?(?:flywayMigrate|update)\b|\bmvnw?\s+(?:\S+\s+)*?flyway:migrate\b"
         ),
-        failure=r"\berror\b|\bfailed\b|Traceback|Exit code [1-9]",
+        # ... and a driver's exception (`sqlalchemy.exc.ProgrammingError: ...`).
+        failure=r"\berror\b|\bfailed\b|Traceback|Exit code [1-9]|\b[A-Z]\w*Error:",
     ),
     Rule(
         name="restarted",
@@ -793,7 +796,9 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|\be-?mails?\s+(?:has\s+been\s+|was\s+|have\s+been\s+|were\s+)(?:sent|delivered)\b"
         ),
         # Not a draft (`gmail_create_draft` sends nothing), nor a read (`search_email`).
-        tools=[_ACTS + r"(?!.*draft)(?:.*(?:e-?mail|smtp|gmail|outlook|send_?message|notif))"],
+        tools=[
+            _ACTS + r"(?!.*draft)(?:.*(?:e-?mail|smtp|gmail|outlook|send_(?:\w+_)?message|notif))"
+        ],
         commands=r"\b(?:sendmail|mailx?|mutt|swaks)\b|smtplib|sendgrid|mailgun|postmark",
         failure=r"\berror\b|\bfailed\b|\bbounced\b",
     ),

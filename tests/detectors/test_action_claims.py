@@ -1280,6 +1280,30 @@ def test_rebooked_is_a_booking_claim() -> None:
             [],
         ),
         ([], "Replaced the loop with `itertools.chain`.", []),
+        # --- round 33 ---
+        # "PR opened:", a shell tool's closing `[exit code: 1]`, a driver's `...Error:`.
+        (
+            [
+                (
+                    "gh pr create --base main --head fix/tz",
+                    "pull request create failed\n[exit code: 1]",
+                    False,
+                )
+            ],
+            "PR opened: **fix: respect tz offset** \u2192 `main`.",
+            [CONTRADICTED],
+        ),
+        (
+            [
+                (
+                    "alembic upgrade head",
+                    "Running upgrade 0041 -> 0042\nsqlalchemy.exc.ProgrammingError: column missing",
+                    False,
+                )
+            ],
+            "Migration `0042_add_invoice_index` applied \u2714",
+            [CONTRADICTED],
+        ),
         # --- round 31 ---
         # A file named only by reads (a quoted `\\|` in a grep pattern, `sudo cat`, a status).
         (
@@ -1739,6 +1763,14 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 33 ---
+        # A message tool by any name backs "emailed".
+        (
+            {"send_customer_message"},
+            [("send_customer_message", {"account_id": "a1"}, '{"status": "queued"}', False)],
+            "\u2714 I've emailed Mar\u00eda the reset link.",
+            [],
+        ),
         # --- round 32 ---
         # "Your refund of $40.00 has been processed": a word with a dot between noun and verb.
         (
