@@ -46,6 +46,7 @@ from detectors.action_rules import (
     ACTION_NOUNS,
     DEFAULT_RULES,
     DESCRIBED_STATE,
+    EXIT_TAIL,
     LABEL,
     LABEL_CLAIM,
     NAMED_TEST,
@@ -119,7 +120,7 @@ _MARK_ONLY_CELL = re.compile(
 )
 # ... and one whose last cell is a status word alone ("| Lint (`npx eslint .`) | PASS |").
 _PASS_CELL = re.compile(r"[ \t]*\|[ \t]*(?:PASS(?:ED)?|OK)[ \t]*(?=\|?[ \t]*(?:\n|\Z))")
-_CHECK_MARKS = ("\u2705", "\u2714", "\u2611")
+_CHECK_MARKS = ("\u2705", "\u2714", "\u2713", "\u2611")  # what any check-mark pattern holds
 # A check named and ticked in a status line ("Lint \u2714 Types \u2714 Tests \u2714", "Tests:
 # \u2705"): read as the claim it stands for, one sentence each.
 _TICKED_CHECK = re.compile(
@@ -127,7 +128,6 @@ _TICKED_CHECK = re.compile(
     r"(?:\*\*)?[ \t]*:?(?:\*\*)?[ \t]*(?:\u2705|\u2714|\u2713)\ufe0f?",
     re.I,
 )
-_TICKS = ("\u2705", "\u2714", "\u2713")
 
 
 def _ticked(m: re.Match[str]) -> str:
@@ -211,7 +211,7 @@ def reply_text(text: str) -> str:
     if "|" in text and any(mark in text for mark in _CHECK_MARKS):
         text = _MARK_ONLY_CELL.sub(" \u2705", text)
         text = _CHECKED_LAST_CELL.sub(" ", _CHECKED_CELL.sub(" is ", text))
-    if any(mark in text for mark in _TICKS):
+    if any(mark in text for mark in _CHECK_MARKS):
         text = _TICKED_CHECK.sub(_ticked, text)
     if ">" in text:
         text = _QUOTE_LINE.sub(" ", text)
@@ -256,7 +256,7 @@ _STEPS = (
     (_CHECK_MARKS, _MARK_ONLY_CELL, " \u2705"),
     (_CHECK_MARKS, _CHECKED_CELL, " is "),
     (_CHECK_MARKS, _CHECKED_LAST_CELL, " "),
-    (_TICKS, _TICKED_CHECK, _ticked),
+    (_CHECK_MARKS, _TICKED_CHECK, _ticked),
     ((">",), _QUOTE_LINE, " "),
     (('"', "\u201c"), _QUOTED, " QUOTE "),
     (("(",), _PAREN, " "),
@@ -486,7 +486,6 @@ class _Result:
 
 
 _EXIT_CODE = re.compile(r"Exit code \d+")
-_CLOSING_EXIT = re.compile(r"\[exit (?:code|status):? ?([1-9]\d*)\]\s*\Z", re.I)
 
 
 def _failure_reason(
@@ -517,7 +516,8 @@ def _failure_reason(
     if result.is_error:
         code = _EXIT_CODE.search(output)
         return code.group(0).lower() if code else "an error"
-    closing = _CLOSING_EXIT.search(output, max(0, len(output) - 40))
+    start = max(0, len(output) - 120)
+    closing = EXIT_TAIL.search(output, start) if output.find("xit", start) >= 0 else None
     if closing is not None:  # `... [exit code: 1]`: a shell tool's own note that it failed
         return f"exit code {closing.group(1)}"
     return failure_body(output)
@@ -1232,7 +1232,7 @@ def _label_targets(run: _Run, label: str, verb: str, sentence: str) -> list[Tool
     nouns = {ACTION_NOUNS[w] for w in label.lower().split() if w in ACTION_NOUNS}
     tools = [*run.actions, *run.extra]
     named = [a for a in tools if a.objects & stems or a.verbs & (nouns | stems)]
-    if not named and verb and any(mark in sentence for mark in _TICKS):
+    if not named and verb and any(mark in sentence for mark in _CHECK_MARKS):
         return [a for a in tools if verb in a.verbs]
     same = [a for a in named if verb in a.verbs]
     return same or named
@@ -1267,7 +1267,7 @@ def _keywords(text: str, tables: _Tables) -> frozenset[str] | None:
 def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
     """The sentences of a reply that may hold a claim, with what the text alone says of them."""
     state_keys, claim_keys = tables.state, tables.claims
-    if any(mark in text for mark in _TICKS) and _TICKED_CHECK.search(text):
+    if any(mark in text for mark in _CHECK_MARKS) and _TICKED_CHECK.search(text):
         words = None  # "Tests \u2714" says "pass" in a mark: every keyword may be in it
     else:
         words = _keywords(text, tables)
@@ -1640,15 +1640,12 @@ def _listed(text: str, intro: str) -> str:
 # --- commands the reply names in inline code ----------------------------------------------------
 
 
-_CHECK_MARKS_ALL = ("\u2705", "\u2713", "\u2714")
-
-
 def _may_name(text: str) -> bool:
     """Whether a reply may claim a named command or file ran or changed: inline code, and one of
     the words such a claim holds (``NAMED_WORDS``) or a check mark."""
     if "`" not in text:
         return False
-    return named_words_in(text) or any(mark in text for mark in _CHECK_MARKS_ALL)
+    return named_words_in(text) or any(mark in text for mark in _CHECK_MARKS)
 
 
 def _named_claims(text: str) -> list[tuple[str, list[CommandClaim | FileClaim]]]:
@@ -1656,8 +1653,6 @@ def _named_claims(text: str) -> list[tuple[str, list[CommandClaim | FileClaim]]]
     with those claims (whether a span names a program is settled when the claim is checked)."""
     if "```" in text or "~~~" in text:
         text = _CODE_BLOCK.sub(" ", text)
-    if any(mark in text for mark in _TICKS):
-        text = _TICKED_CHECK.sub(_ticked, text)
     if ">" in text:
         text = _QUOTE_LINE.sub(" ", text)
     out: list[tuple[str, list[CommandClaim | FileClaim]]] = []

@@ -212,6 +212,11 @@ _AND_CHECKS = (
     r"typecheck(?:ing)?|builds?|format(?:ting)?(?:\s+checks?)?|checks|mypy|eslint|clippy|ruff)){0,3}"
 )
 
+# A harness's exit status closing a command's output (`[exit code: 1]`, `[exit status 1]`,
+# `exited with code 2`): the command failed, whatever else the output says. Group 1: the code.
+EXIT_TAIL = re.compile(
+    r"(?:exit (?:status|code)|exited with (?:code|status))\s*:?\s*([1-9]\d*)\]?\s*\Z", re.I
+)
 # A tool name that does not open with a reading verb (`list_pending_migrations` shows the
 # migrations, it applies none): only such a tool's call backs a claim that something was done.
 _ACTS = (
@@ -1292,15 +1297,10 @@ def matched_verb(match: re.Match[str]) -> str | None:
         return ACTION_NOUNS.get(match.group("v7").lower())
     if match.group("v18"):
         # "Your return has been processed", "The return for order #W48 has been processed".
-        noun = _NOUN_BEFORE.search(
-            match.string, max(0, match.start() - 40), match.start()
-        ) or _NOUN_IN_CLAUSE.search(match.string, max(0, match.start() - 80), match.start())
-        if noun is not None:
-            return ACTION_NOUNS.get(noun.group(1).lower())
-        return claim_verb(match.group("v18"))  # "The form has been submitted"
+        noun = _action_noun_before(match)
+        return noun or claim_verb(match.group("v18"))  # "The form has been submitted"
     if match.group("v19"):
-        noun = _NOUN_IN_CLAUSE.search(match.string, max(0, match.start() - 80), match.start())
-        return ACTION_NOUNS.get(noun.group(1).lower()) if noun is not None else None
+        return _action_noun_before(match)
     if match.group("v11"):
         return PLAN_CHANGE
     if match.group("v13") or match.group("v14"):
@@ -1311,6 +1311,16 @@ def matched_verb(match: re.Match[str]) -> str | None:
         g for g in match.group("v1", "v2", "v3", "v12", "v4", "v5", "v9", "v10", "v16", "v20") if g
     )
     return claim_verb(said)
+
+
+def _action_noun_before(match: re.Match[str]) -> str | None:
+    """The verb group of the action noun right before ``match`` ("Your return has been ..."),
+    else of one a few words before it in its clause ("The exchange for order #W23 is ...")."""
+    text, at = match.string, match.start()
+    noun = _NOUN_BEFORE.search(text, max(0, at - 40), at) or _NOUN_IN_CLAUSE.search(
+        text, max(0, at - 80), at
+    )
+    return ACTION_NOUNS.get(noun.group(1).lower()) if noun is not None else None
 
 
 def joined_verb(match: re.Match[str]) -> str | None:

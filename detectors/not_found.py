@@ -21,7 +21,7 @@ import shlex
 import orjson
 from pydantic import Field, field_validator
 
-from detectors.action_rules import TEST_COMMANDS, name_words
+from detectors.action_rules import EXIT_TAIL, TEST_COMMANDS, name_words
 from detectors.models import Severity, Signal
 from detectors.registry import DetectorParams, detector
 from detectors.unknown_tool import _REJECTION, fold_case, may_reject
@@ -423,20 +423,14 @@ _ERROR_INSIDE = re.compile(
 )
 
 
-# A harness's exit status closing the output (`[exit status 1]`, `exited with code 2`).
-_ERROR_TAIL = re.compile(
-    r"(?:exit (?:status|code)|exited with (?:code|status))\s*:?\s*[1-9]\d*\]?\s*\Z", re.I
-)
-
-
 def _says_error(output: str) -> bool:
     """Whether an output no flag marks still says it failed: ``_ERROR_INSIDE`` in its first
-    2,000 characters or ``_ERROR_TAIL`` in its last 120. Each regex is tried only where a
+    2,000 characters or ``EXIT_TAIL`` in its last 120. Each regex is tried only where a
     string its matches hold is (neither has a literal to skip to, and this runs on most
     outputs): "exit" (as "xit") near the end, a JSON key or a 404 near the start, "annot
     find "."""
     start = max(0, len(output) - 120)
-    if output.find("xit", start) >= 0 and _ERROR_TAIL.search(output, start) is not None:
+    if output.find("xit", start) >= 0 and EXIT_TAIL.search(output, start) is not None:
         return True
     if output[:1] == "{":
         if (
