@@ -44,6 +44,7 @@ from detectors.action_keywords import (
 )
 from detectors.action_rules import (
     ACTION_NOUNS,
+    AMOUNT_SET,
     DEFAULT_RULES,
     DESCRIBED_STATE,
     EXIT_TAIL,
@@ -52,6 +53,7 @@ from detectors.action_rules import (
     NAMED_TEST,
     READ_ONLY_COMMAND,
     RUNNER_SUBJECT,
+    STATE_VERBS,
     TEST_COMMANDS,
     TYPE_COMMANDS,
     CompiledRule,
@@ -185,6 +187,7 @@ _CONTRAST = re.compile(
 _UNQUALIFIED_TESTS = re.compile(
     r"^(?:(?:all|the|my|our)\s+)?(?:(?:whole|entire|full|complete)\s+)?(?:(?:\d+|the)\s+)?"
     r"(?:tests?|test\s+suites?)\b"
+    r"|^(?:(?:the|our)\s+)?(?:whole\s+|entire\s+|full\s+|complete\s+)?suite\b"  # "the full suite"
     rf"|^(?:the\s+)?(?:whole\s+|entire\s+|full\s+)?{RUNNER_SUBJECT}\s"  # "the Vitest suite"
     r"|^(?:everything\s+(?:is\s+)?)?all\s+green\b"  # "all green": the whole suite
     r"|^everything(?:'s|\u2019s|\s+is)\s+(?:now\s+|still\s+|all\s+)*green\b",
@@ -810,6 +813,14 @@ class _Run:
         if m is None:
             return False
         word = m.group(1).lower()
+        if word[:1].isdigit():  # an amount ("is now $5,000"): as a lookup writes it, commas or not
+            digits = word.replace(",", "")
+            found = re.compile(rf"(?<![\d.]){re.escape(digits)}(?:\.0+)?(?![\d])").search
+            return any(
+                found((r.event.output or "").replace(",", ""))
+                and tool_action(r.call.event.name or "") is None
+                for r in self.results
+            )
         return any(
             word in (r.event.output or "").lower() and tool_action(r.call.event.name or "") is None
             for r in self.results
@@ -1322,7 +1333,9 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
                     states.append(
                         (f"{LABEL}:{verb or ''}", label.start(), label.end(), said, False)
                     )
-            if not states:  # "is booked for Saturday": only a failed booking makes it one
+            # "is booked for Saturday": only a failed booking makes it one (also beside a state
+            # of no verb: "You're all booked — your round trip is confirmed").
+            if not any(s[0] for s in states):
                 for m in DESCRIBED_STATE.finditer(sentence):
                     verb = claim_verb(m.group("v"))
                     states.append((verb, m.start(), m.end(), m.group(0), True))
@@ -1363,7 +1376,10 @@ _ASKED_FOR = re.compile(
 )
 # A state said in the present: "is approved", "are closed", or a value "is now Urgent" (a
 # lookup reporting it makes the sentence a report).
-_PRESENT_STATE = re.compile(r"(?:is|are)\s+(?:also\s+|now\s+(?:an?\s+)?)?(\w+)", re.I)
+_PRESENT_STATE = re.compile(
+    r"(?:is|are)\s+(?:also\s+|now\s+(?:an?\s+)?)?(?:[$\u20ac\u00a3]\s?)?(\w+|\d[\d,]*(?:\.\d+)?)\s?%?",
+    re.I,
+)
 
 
 def _sent_elsewhere(run: _Run, found: list[_Verdict]) -> bool:
@@ -1389,16 +1405,32 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
                 # A tool named for the very verb said ("has been initiated" and
                 # `initiate_deposit_disposition`) first, else the tools the verb or object point at.
                 targets = _verb_targets(run.extra, sentence, said) if run.extra else []
-                if verb and verb.startswith(f"{LABEL}:"):  # only tools on the labelled object
+                if verb == AMOUNT_SET:  # "your limit is now $5,000": a tool that sets the limit
+                    stems = _clause_stems(sentence, start)
+                    targets = [a for a in run.actions if "update" in a.verbs and a.objects & stems]
+                    verb = "update"
+                elif verb and verb.startswith(f"{LABEL}:"):  # only tools on the labelled object
                     verb = verb[len(LABEL) + 1 :]
                     targets = _label_targets(run, said, verb, sentence)
                 elif targets:
                     verb = verb or next(iter(targets[0].verbs))
                 elif verb:
                     targets = _domain_targets(run.actions, sentence, verb, start)
-                    if not targets and run.extra:  # "the background check is underway"
+                    if (
+                        run.extra
+                        and verb in STATE_VERBS  # a verb, not a value or plan said changed
+                        and not any(verb in a.verbs for a in targets)
+                    ):
+                        # No tool of the verb said: a tool on the clause's object whose verb the
+                        # claims do not know ("I've added 2 GB of data" and `refuel_data`) may be
+                        # the one, rather than one that does another known thing to the same
+                        # object (`suspend_line`); "the background check is underway".
                         stems = _clause_stems(sentence, start)
-                        targets = [a for a in run.extra if a.objects & stems or a.verbs & stems]
+                        targets = (
+                            [a for a in run.extra if a.objects & stems]
+                            or targets
+                            or [a for a in run.extra if a.verbs & stems]
+                        )
                 if targets and is_claim(sentence, start, end):
                     verdict = _tool_verdict(
                         targets, run.tool_evidence(), said, verb or "", run.compacted

@@ -239,7 +239,7 @@ _BY_RULE: dict[str, dict[str, Keywords]] = {
             _words("pr pull merge mr"),
             _words("opened created submitted raised filed put up"),
         ),
-        "commands": (_words("create pull"),),
+        "commands": (_words("create pull merge_request"),),
     },
     "deployed": {
         "claim": (
@@ -343,7 +343,7 @@ STATE_KEYS: Keywords = (
         "posted scaled rotated purged uploaded replied responded shared logged requested disputed "
         "ordered swapped switched isolated quarantined way hold plan tier texted messaged paged "
         "reversed withdrawn ported now turned went set put underway started kicked done complete "
-        "held completed advanced skipped got squared out live actioned taken"
+        "held completed advanced skipped got squared out live actioned taken signed"
     ),
 )
 # Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in

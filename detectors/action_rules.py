@@ -460,7 +460,14 @@ DEFAULT_RULES: tuple[Rule, ...] = (
             r"|^\W*(?:PR|pull\s+request|merge\s+request|MR)\s+(?:opened|created|submitted)\b"
         ),
         tools=[_ACTS + r".*(?:pull_?request|(?:^|_)create_pr(?:_|$)|merge_?request)"],
-        commands=r"\bgh\s+pr\s+create\b|\bglab\s+mr\s+create\b|\bhub\s+pull-request\b",
+        commands=(
+            r"\bgh\s+pr\s+create\b|\bglab\s+mr\s+create\b|\bhub\s+pull-request\b"
+            # ... or the REST API, as agents without `gh` do: a POST to the pulls of a repository.
+            r"|\b(?:curl|http|https|xh)\b(?=[^\n]*(?:-X\s*POST|--request\s+POST|\s-d\s|--data\b|--json\b"
+            r"|\sPOST\s))[^\n]*/(?:pulls|merge_requests)\b"
+            r"|\bgh\s+api\b(?=[^\n]*(?:\s-[fF]\s|--(?:raw-)?field\b|--method\s+POST|-X\s*POST))"
+            r"[^\n]*/pulls\b"
+        ),
         failure=r"^(?:error|fatal|GraphQL):|already exists|failed to create",
     ),
     Rule(
@@ -930,8 +937,8 @@ STATE_VERBS: dict[str, str] = {
     "reverse": r"reversed",  # `reverse_fee`: "I've reversed the $35 overdraft fee"
     "port": r"ported",  # `submit_port_in`: "your number has been ported over"
     "file": r"filed",
-    "register": r"registered",
-    "enroll": r"enrolled",
+    # "You're registered for BIO 201", "I've signed you up for the 6 pm class" (`enroll_student`).
+    "enroll": r"enrolled|registered|signed\s+(?:(?:you|him|her|them|me|us)\s+)?up\b",
     "withdraw": r"withdrawn",  # `withdraw_from_course`: "you've been withdrawn from ECON 310"
     "redeem": r"redeemed",
     "dispatch": r"dispatched",
@@ -1004,6 +1011,7 @@ VERB_ALIASES: dict[str, str] = {
     "clear": "remove",  # `clear_mfa_factors`, `clear_cart`
     "invalidate": "revoke",
     "reactivate": "activate",
+    "register": "enroll",
 }
 _IRREGULAR = {
     "baggage": "bag",
@@ -1168,11 +1176,12 @@ _NOUN_BEFORE = re.compile(rf"\b({_NOUNS})s?\s+\Z", re.I)
 # An action noun a few words before the end, none of them ending its clause ("The exchange for
 # order #W2378156 " before "is complete").
 _NOUN_IN_CLAUSE = re.compile(
-    rf"\b({_NOUNS})s?\b(?:\s+(?:[^\s.!?;:,]|\.(?=\S))+){{0,6}}?\s+\Z", re.I
+    rf"\b({_NOUNS})s?\b(?:\s+(?:[^\s.!?;:,]|\.(?=\S))+){{0,8}}?\s+\Z", re.I
 )  # (a word may hold a dot: "$40.00")
 PLAN_CHANGE = "plan change"
 SUCCESS = "success"  # "went through", "is all set": the object's action, whatever its verb
 VALUE_CHANGE = "value change"
+AMOUNT_SET = "amount set"  # "is now $5,000": checked only on the tools that set what it names
 STATE_CLAIM = re.compile(
     rf"{_SUBJECT}(?P<v1>{_PARTICIPLES})\b"
     # "I've added your note and closed the ticket": a second participle joined to the first.
@@ -1200,9 +1209,14 @@ STATE_CLAIM = re.compile(
     rf"|\b(?:is|are|(?<=you['\u2019])re)\s+now\s+(?P<v11>{_ON_PLAN})"
     # "Its priority is now Urgent", "FQ8APE now has 2 checked bags": a value with no verb of its
     # own, checked against the tools on the object the sentence names (as a plan change is).
-    # (A word, not an amount: "is now $412.40" quotes a price; nor "is now set to move ...".)
+    # (Not "is now set to move ..."; an amount is a setting only of what a tool sets, see
+    # `AMOUNT_SET`: "your limit is now $5,000", but "the same flight is now $412.40".)
     r"|\b(?:is|are)\s+now\s+(?!set\s+to\b)(?P<v13>(?:an?\s+)?[A-Za-z][\w-]*)"
+    r"|\b(?:is|are)\s+now\s+(?P<v23>(?:[$\u20ac\u00a3]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?%))"
     r"|(?<=\bnow\s)has\s+(?P<v14>\d+\s+[a-z][\w-]*)"
+    # "Your direct deposit now points to the new account", "the dashboard now refreshes every
+    # morning": a new setting said in the present, checked as a value is.
+    r"|\bnow\s+(?P<v22>(?:points|goes|routes|forwards|redirects|refreshes|renews)\b)"
     rf"|\b(?P<v4>{_PARTICIPLES})\s+successfully\b"
     rf"|\b(?:was|were)\s+successfully\s+(?P<v9>{_PARTICIPLES})\b"
     # "Successfully reset your password", "Posted the update to #inc": the subject left out.
@@ -1271,11 +1285,12 @@ DESCRIBED_STATE = re.compile(
 
 
 # Where a ``STATE_CLAIM`` match can start, but for the branches anchored at the start or holding
-# "successfully": the first letter of the word I, we, has, have, is or are, or the "re" of
+# "successfully": the first letter of the word I, we, has, have, is, are or now, or the "re" of
 # "you're" and the "ve" of "you've". Starting with a character class, it lets the regex engine
 # skip to those letters (the pattern itself would be tried at every position).
 _STATE_AT = re.compile(
-    r"[ahiwrv](?<!\w[ahiwrv])(?:(?<=i)s?|(?<=w)e|(?<=h)a(?:s|ve)|(?<=a)re|(?<=r)e|(?<=v)e)\b"
+    r"[ahiwrvn](?<!\w[ahiwrvn])(?:(?<=i)s?|(?<=w)e|(?<=h)a(?:s|ve)|(?<=a)re|(?<=r)e|(?<=v)e"
+    r"|(?<=n)ow)\b"
     r"|(?<=[a-z]['\u2019])s(?=\s+been\b)",  # "She's been added"
     _I,
 )
@@ -1303,7 +1318,9 @@ def matched_verb(match: re.Match[str]) -> str | None:
         return _action_noun_before(match)
     if match.group("v11"):
         return PLAN_CHANGE
-    if match.group("v13") or match.group("v14"):
+    if match.group("v23"):
+        return AMOUNT_SET
+    if match.group("v13") or match.group("v14") or match.group("v22"):
         return VALUE_CHANGE
     if match.group("v15") or match.group("v21"):
         return SUCCESS

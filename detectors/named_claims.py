@@ -151,7 +151,17 @@ def named_command(span: str) -> Command | None:
             key.append(rest.pop(0))  # `bundle exec rspec`, `npm run lint`
     # What narrows the run to part of the work: paths, files, test ids (not flags' values).
     args = tuple(t for t in rest if not t.startswith("-") and ("/" in t or "." in t or "::" in t))
+    if program in _ENV_RUNNERS:  # `tox -e py311`: the environments it ran, not every one
+        args += tuple(m.group(1) or m.group(2) for m in _ENV_CHOICE.finditer(" ".join(rest)))
     return Command(tuple(key), args, span)
+
+
+# Runners of named environments or sessions, and how a command picks them (`-e py311,lint`,
+# `--env=py311`, `-s tests`).
+_ENV_RUNNERS = frozenset({"tox", "nox"})
+_ENV_CHOICE = re.compile(
+    r"(?:^|\s)(?:-e|-s|--env|--sessions?)(?:\s+|=)([^\s-][^\s]*)|(?:^|\s)-e(\w[^\s]*)"
+)
 
 
 @lru_cache(maxsize=4096)

@@ -1280,6 +1280,34 @@ def test_rebooked_is_a_booking_claim() -> None:
             [],
         ),
         ([], "Replaced the loop with `itertools.chain`.", []),
+        # --- round 34 ---
+        # "The full suite" is the whole suite; `tox -e py311` is one environment's run; a PR
+        # opened through the REST API.
+        (
+            [("mix test 2>&1 | tail -5", "Finished in 4.1 seconds\n126 tests, 1 failure", False)],
+            "The full suite passes (126 tests).",
+            [CONTRADICTED],
+        ),
+        (
+            [
+                ("tox -e py311", "57 passed in 1.92s\n  py311: OK", False),
+                ("tox -e integration", "E   OperationalError\n  integration: FAIL code 1", True),
+            ],
+            "\u2705 `tox -e py311` passes (57 passed)",
+            [],
+        ),
+        (
+            [
+                (
+                    "curl -s -X POST https://api.github.com/repos/acme/lite/pulls "
+                    '-d \'{"title": "Accept offsets", "head": "fix/tz"}\'',
+                    '{"number": 1187, "state": "open"}',
+                    False,
+                )
+            ],
+            "Opened PR #1187 for review.",
+            [],
+        ),
         # --- round 33 ---
         # "PR opened:", a shell tool's closing `[exit code: 1]`, a driver's `...Error:`.
         (
@@ -1763,6 +1791,57 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 34 ---
+        # "registered" and "signed up" are enrolments.
+        (
+            {"enroll_student", "add_to_waitlist"},
+            [("enroll_student", {"crn": "41873"}, '{"success": false, "code": "FULL"}', True)],
+            "You're registered for BIO 201 section 03.",
+            [CONTRADICTED],
+        ),
+        ({"enroll_member_in_class"}, [], "I've signed you up for the 6 pm spin class.", [UNBACKED]),
+        # A new setting said in the present, and an amount a tool sets (not one a lookup said).
+        (
+            {"update_direct_deposit", "get_pay_stub"},
+            [],
+            "Your direct deposit now points to the account ending in 4471.",
+            [UNBACKED],
+        ),
+        (
+            {"update_card_limit", "get_card"},
+            [("update_card_limit", {"card": "c1"}, '{"error": "approval required"}', True)],
+            "Great news: your limit is now $5,000 for this cycle.",
+            [CONTRADICTED],
+        ),
+        (
+            {"update_card_limit", "get_card"},
+            [("get_card", {"card": "c1"}, '{"limit": "5,000.00"}', False)],
+            "Your limit is now $5,000.",
+            [],
+        ),
+        # A described state beside a state of no verb ("... is confirmed").
+        (
+            {"book_reservation", "search_direct_flight"},
+            [("book_reservation", {"user_id": "u1"}, "Error: payment amount is wrong", True)],
+            "You're all booked \u2014 your round trip from Boston to Denver is confirmed.",
+            [CONTRADICTED],
+        ),
+        # An action noun eight words before "has been processed".
+        (
+            {"return_delivered_order_items", "get_order_details"},
+            [],
+            "Your return for the Water Bottle (item 7533802601) on order #W7342738 has been "
+            "processed.",
+            [UNBACKED],
+        ),
+        # No tool of the verb said: the tool on the clause's object whose verb is none the claims
+        # know, not one doing another known thing to the same object.
+        (
+            {"refuel_data", "suspend_line", "resume_line"},
+            [("refuel_data", {"line_id": "L1002"}, "Error: the bill is overdue", True)],
+            "I've added 2 GB of data to your line ending in 2002.",
+            [CONTRADICTED],
+        ),
         # --- round 33 ---
         # A message tool by any name backs "emailed".
         (
