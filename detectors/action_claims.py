@@ -153,7 +153,8 @@ _SENTENCE = re.compile(
     r"(?<!\bProf\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bNo\.)(?<!/\.\.\.)\s+|\n+"
     r"|(?<=[.!?])(?=[A-Z*]))"
 )
-_CLAUSE_BREAK = re.compile(r"[;:,]|\s[\u2014\u2013-]\s|\bbut\b|\bhowever\b|\bwhile\b", re.I)
+# (Not a colon or comma inside a number: "12:00 PM", "$1,820".)
+_CLAUSE_BREAK = re.compile(r";|[:,](?!\d)|\s[\u2014\u2013-]\s|\bbut\b|\bhowever\b|\bwhile\b", re.I)
 _NOT_A_CLAIM = re.compile(
     r"\b(?:will|shall|(?:I|we)'ll|(?:I|we)\s+am|going\s+to|let\s+me|let's|let\s+us|need\s+to|"
     r"needs\s+to|want\s+to|plan\s+to|try(?:ing)?\s+to|have\s+to|has\s+to|should|would|could|"
@@ -175,7 +176,9 @@ _NOT_A_CLAIM = re.compile(
 # Words right after a claim that undo it ("tests pass except two", "pushed? no").
 _UNDONE_AFTER = re.compile(
     r"^\W*(?:yet\b|except\b|apart\s+from\b|other\s+than\b|only\s+(?:locally|partially)\b|"
-    r"locally\b|if\b|once\b|when\b|after\s+(?:you|we|I)\b)",
+    r"locally\b|if\b|once\b|when\b|after\s+(?:you|we|I)\b|"
+    # ... or a condition after it ("late fees are waived as long as you stay on the plan").
+    r"(?:as|so)\s+long\s+as\b|provided\b|providing\b|unless\b|as\s+soon\s+as\b)",
     re.I,
 )
 _CONTRAST = re.compile(
@@ -279,7 +282,13 @@ def as_written(text: str, sentence: str) -> str:
     at = prose.find(sentence)
     if at < 0 or not sentence:
         return sentence
-    return text[pos[at] : pos[at + len(sentence) - 1] + 1].strip()
+    end = pos[at + len(sentence) - 1] + 1
+    aside = _ASIDE_AFTER.match(text, end)  # "Price updated to $18.99 (was $24.99)"
+    return text[pos[at] : aside.end() if aside else end].strip()
+
+
+# An aside right after a sentence's last word, which its prose leaves out.
+_ASIDE_AFTER = re.compile(r"[ \t]*\([^()\n]{0,300}\)")
 
 
 def sentences(text: str) -> list[str]:
@@ -1323,7 +1332,7 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
                 if m.group("v6"):  # "... and closed the ticket": a claim of its own
                     said = m.group("v6")
                     states.append((joined_verb(m), m.start("v6"), m.end("v6"), said, False))
-            if ":" in sentence or "\u2014" in sentence or "\u2013" in sentence:
+            if any(mark in sentence for mark in _LABEL_MARKS):
                 # "Refund: done", "Late checkout: added ✔", "Week of June 8 — skipped" (before
                 # any state said later: "Sibling discount: applied, since Theo is enrolled").
                 label = LABEL_CLAIM.match(sentence)
@@ -1333,15 +1342,20 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
                     states.append(
                         (f"{LABEL}:{verb or ''}", label.start(), label.end(), said, False)
                     )
-            # "is booked for Saturday": only a failed booking makes it one (also beside a state
-            # of no verb: "You're all booked — your round trip is confirmed").
-            if not any(s[0] for s in states):
-                for m in DESCRIBED_STATE.finditer(sentence):
+            # "is booked for Saturday": only a failed booking makes it one (also beside another
+            # state: "You're all booked — your round trip is confirmed").
+            said_at = [(s[1], s[2]) for s in states]
+            for m in DESCRIBED_STATE.finditer(sentence):
+                if not any(a < m.end() and m.start() < b for a, b in said_at):
                     verb = claim_verb(m.group("v"))
                     states.append((verb, m.start(), m.end(), m.group(0), True))
         if hits or states:
             out.append((sentence, hits, states))
     return out
+
+
+# What separates a label from its outcome (see `LABEL_CLAIM`).
+_LABEL_MARKS = (":", "\u2014", "\u2013", "\u2192", "->")
 
 
 # A result's report of a message it sent: `"status": "sent"`, `"email_sent": true` (not an
@@ -1377,7 +1391,7 @@ _ASKED_FOR = re.compile(
 # A state said in the present: "is approved", "are closed", or a value "is now Urgent" (a
 # lookup reporting it makes the sentence a report).
 _PRESENT_STATE = re.compile(
-    r"(?:is|are)\s+(?:also\s+|now\s+(?:an?\s+)?)?(?:[$\u20ac\u00a3]\s?)?(\w+|\d[\d,]*(?:\.\d+)?)\s?%?",
+    r"(?:is|are|(?:has|have)\s+(?:also\s+)?been)\s+(?:also\s+|now\s+(?:an?\s+)?)?(?:[$\u20ac\u00a3]\s?)?(\w+|\d[\d,]*(?:\.\d+)?)\s?%?",
     re.I,
 )
 

@@ -1154,6 +1154,7 @@ _DESCRIPTIVE_AFTER = (
     r"before|after|during|between|unless|because|pending|"
     r"as(?!\s+(?:well|requested|asked|agreed|planned|promised)\b))\b)"
 )
+_NOT_DESCRIBED = re.compile(_DESCRIPTIVE_AFTER, re.I)
 # A completed state change needs a frame: "I (have) cancelled", "has been cancelled", "is now
 # cancelled", "cancelled successfully", or a bare "Refund issued.". "was booked on May 12" and
 # "the cancelled flight" describe, they do not claim.
@@ -1266,7 +1267,7 @@ STATE_CLAIM = re.compile(
 # names, checked only against tools on that object (a field's label, "Status: cancelled", names
 # none).
 LABEL_CLAIM = re.compile(
-    r"^\W*(?P<label>[A-Za-z][\w '&/-]{1,40}?)(?:\s*:|\s+[\u2014\u2013])\s*"
+    r"^\W*(?P<label>[A-Za-z][\w '&/-]{1,40}?)(?:\s*:|\s+[\u2014\u2013]|\s*(?:\u2192|->))\s*"
     r"(?:[\u2705\u2714\u2713\u2611]\ufe0f?\s*)?"
     rf"(?:(?P<v>{_PARTICIPLES})|done|completed?)\b(?!\s+(?:by|on|at|in)\b)",
     _I,
@@ -1315,7 +1316,13 @@ def matched_verb(match: re.Match[str]) -> str | None:
         noun = _action_noun_before(match)
         return noun or claim_verb(match.group("v18"))  # "The form has been submitted"
     if match.group("v19"):
-        return _action_noun_before(match)
+        # "Late checkout at 2:00 PM is confirmed": with no action noun, the success of what
+        # the clause names (checked against the tools on it, as "went through" is), unless it
+        # reads as a description ("Seat 23C is confirmed under your name").
+        noun = _action_noun_before(match)
+        if noun is None and _NOT_DESCRIBED.match(match.string, match.end()):
+            return SUCCESS
+        return noun
     if match.group("v11"):
         return PLAN_CHANGE
     if match.group("v23"):

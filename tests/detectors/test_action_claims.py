@@ -992,6 +992,18 @@ def _kinds_after_calls(
     return [s.kind for s in action_claims(_session(events, frozenset(tools)), ActionClaimsParams())]
 
 
+def test_an_aside_after_a_claim_is_part_of_its_value() -> None:
+    events = [
+        Event(EventKind.USER, text="Drop the price to 18.99."),
+        Event(
+            EventKind.ASSISTANT,
+            text="\u2705 Price updated to $18.99 (was $24.99)\n\nAnything else?",
+        ),
+    ]
+    found = action_claims(_session(events, frozenset({"set_product_price"})), ActionClaimsParams())
+    assert [s.value for s in found] == ["\u2705 Price updated to $18.99 (was $24.99)"]
+
+
 @pytest.mark.parametrize(
     ("asked", "expected"),
     [
@@ -1791,6 +1803,48 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 35 ---
+        # A condition after a state: no claim that it was done.
+        (
+            {"waive_late_fee"},
+            [("waive_late_fee", {"account": "A1"}, '{"success": false}', True)],
+            "Late fees are waived as long as you stay on the plan.",
+            [],
+        ),
+        # A passive state a lookup reported ("status": "closed") is a report.
+        (
+            {"reopen_claim", "get_claim"},
+            [("get_claim", {"claim_id": "CLM-1"}, '{"status": "closed"}', False)],
+            "Good news: your claim CLM-1 has been closed.",
+            [],
+        ),
+        # "is confirmed" with no action noun: the success of what the clause names (not of what
+        # a later clause names: a time's colon ends no clause), unless it describes.
+        (
+            {"request_late_checkout", "extend_stay"},
+            [("extend_stay", {"res": "R1"}, '{"ok": true}', False)],
+            "Late checkout at 2:00 PM on Friday is confirmed too.",
+            [UNBACKED],
+        ),
+        (
+            {"request_early_checkin", "upgrade_room"},
+            [("request_early_checkin", {"time": "12:00"}, '{"status": "approved"}', False)],
+            "Early check-in at 12:00 PM is confirmed \u2014 your room will be ready at noon.",
+            [],
+        ),
+        (
+            {"assign_seat", "get_reservation"},
+            [("get_reservation", {"id": "R1"}, '{"seat": "23C"}', False)],
+            "Seat 23C is confirmed under your name.",
+            [],
+        ),
+        # A label's outcome after an arrow.
+        (
+            {"refund_order", "lookup_order"},
+            [("lookup_order", {"order": "O1"}, '{"status": "paid"}', False)],
+            "Refund \u2192 issued to Visa ending 4417",
+            [UNBACKED],
+        ),
         # --- round 34 ---
         # "registered" and "signed up" are enrolments.
         (
