@@ -153,15 +153,20 @@ _GATE_NAMES = r"(?:ci|check|checks|verify|validate{})"
 _SCRIPT = r"|(?:^|[\s;&|(])(?:(?:\.{{1,2}}/|[\w.-]+/)+{0}(?:\.sh)?|{0}\.sh)(?=$|[\s;&|)])"
 _GATE_SCRIPT = _SCRIPT.format(_GATE_NAMES.format("|tests?|run[-_]tests"))
 _CHECK_SCRIPT = _SCRIPT.format(_GATE_NAMES.format(""))
+# A package manager's flags and workspace selectors before its script (`pnpm -w test`,
+# `pnpm --filter web typecheck`, `yarn workspace api lint`), then the script (maybe after `run`).
+_PM_SCRIPT = (
+    r"\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+"
+    r"(?:(?:-{1,2}(?:filter|prefix|dir|cwd|workspace)[= ]\S+|-[FC]\s+\S+"
+    r"|-{1,2}[\w-]+|workspace\s+\S+)\s+)*(?:run\s+)?"
+)
 TEST_COMMANDS = (
     r"(?:^|[\s;&|(/'\"])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|karma|phpunit|rspec|ctest|"
     r"nextest|exunit)\b"
     r"|\bpython[\d.]*\s+(?:-\w+\s+)*-m\s+(?:pytest|unittest|nose2?|tox|nox)\b"
     # Flags and workspace selectors may come first (`pnpm -w test`, `pnpm --filter web test`).
     # A pinned runner too (`npx -y pnpm@9.12.3 test`).
-    r"|\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+"
-    r"(?:(?:-{1,2}(?:filter|prefix|dir|cwd|workspace)[= ]\S+|-[FC]\s+\S+"
-    r"|-{1,2}[\w-]+|workspace\s+\S+)\s+)*(?:run\s+)?(?:test|t)\b"
+    "|" + _PM_SCRIPT + r"(?:test|t)\b"
     # A project's own gate (`npm run ci`, `pnpm verify`), as `make ci` and `just ci` are.
     r"|\b(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?(?:ci|check|verify|validate)\b"
     + _GATE_SCRIPT
@@ -232,8 +237,7 @@ _LINT_NOUNS = (
 _TYPE_NOUNS = r"(?:type[- ]?checks?|typecheck(?:ing)?|type\s+checking|mypy|pyright|tsc)"
 _CHECK_HUBS = (
     r"(?:^|[\s;&|(/'\"])pre-commit\b|\b(?:make|just)\s+(?:check|ci)\b"
-    r"|\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+(?:-\S+\s+)*(?:run\s+)?(?:check|ci|verify|validate)\b"
-    + _CHECK_SCRIPT
+    "|" + _PM_SCRIPT + r"(?:check|ci|verify|validate)\b" + _CHECK_SCRIPT
 )
 LINT_COMMANDS = (
     _CHECK_HUBS
@@ -242,21 +246,21 @@ LINT_COMMANDS = (
     r"|\b(?:black|isort|prettier)\s+(?:\S+\s+)*?--check\b|\bgo\s+vet\b"
     r"|\bcargo\s+(?:clippy|fmt)\b|\bdeno\s+lint\b|\bdotnet\s+format\b"
     r"|\bmix\s+(?:credo|format\s+--check-formatted)\b"
-    r"|\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+(?:-\S+\s+)*(?:run\s+)?lint(?::\S+)?\b"
+    "|" + _PM_SCRIPT + r"lint(?::\S+)?\b"
     r"|\b(?:turbo|nx)\s+(?:run(?:-many)?\s+)?(?:\S+\s+)*?lint\b|\b(?:make|just)\s+lint\b"
     r"|\btox\s+-e\s*\S*lint|\bnox\s+-s\s*\S*lint"
 )
 TYPE_COMMANDS = (
     _CHECK_HUBS + r"|(?:^|[\s;&|(/'\"])(?:mypy|pyright|tsc|vue-tsc|phpstan|psalm)\b"
     r"|\bcargo\s+check\b|\bdeno\s+check\b|\bmix\s+dialyzer\b"
-    r"|\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+(?:-\S+\s+)*(?:run\s+)?(?:typecheck|type-check|tsc)\b"
+    "|" + _PM_SCRIPT + r"(?:typecheck|type-check|tsc)\b"
     r"|\b(?:turbo|nx)\s+(?:run(?:-many)?\s+)?(?:\S+\s+)*?typecheck\b"
     r"|\b(?:make|just)\s+typecheck\b|\btox\s+-e\s*\S*(?:type|mypy)|\bnox\s+-s\s*\S*(?:type|mypy)"
 )
 BUILD_COMMANDS = (
     r"\b(?:\./)?gradlew?\s+(?:\S+\s+)*?(?:build|assemble\w*|compile\w*)\b"
     r"|\bmvnw?\s+(?:\S+\s+)*?(?:package|install|verify|compile)\b|\b(?:cargo|go|dotnet|swift)\s+build\b"
-    r"|\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+(?:-\S+\s+)*(?:run\s+)?build\b|\bxcodebuild\b"
+    "|" + _PM_SCRIPT + r"build\b|\bxcodebuild\b"
     r"|\bdocker\s+(?:buildx\s+)?build\b|\bbazel\s+build\b|\b(?:next|vite|nuxt|astro)\s+build\b"
     r"|\bwebpack\b|\bcmake\s+--build\b|\bninja\b|\bmix\s+compile\b|(?:^|[\s;&|(])tsc\b"
     r"|\b(?:mkdocs|docusaurus|jekyll|mdbook|zola)\s+build\b|\bsphinx-build\b|\bhugo\b"
@@ -272,7 +276,7 @@ _FORMATTERS = (
 )
 FORMAT_COMMANDS = (
     _CHECK_HUBS + rf"|(?:^|[\s;&|(/'\"]){_FORMATTERS}\b"
-    r"|\b(?:npm|yarn|pnpm|bun)(?:@[\w.-]+)?\s+(?:-\S+\s+)*(?:run\s+)?(?:format|fmt|prettier)(?::\S+)?\b"
+    "|" + _PM_SCRIPT + r"(?:format|fmt|prettier)(?::\S+)?\b"
     r"|\b(?:make|just)\s+(?:fmt|format)\b|\b(?:turbo|nx)\s+(?:run(?:-many)?\s+)?(?:\S+\s+)*?format\b"
 )
 _CHECK_FAILURE = (

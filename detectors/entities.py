@@ -625,6 +625,20 @@ def context_counts(text: str, *, is_clean: bool = False) -> list[float]:
     return [_value(num, suf) for num, suf in _COUNTED.findall(text)]
 
 
+_COUNTED_WORD = re.compile(rf"(?P<num>\d(?<![\w.=:]\d){_NUM_REST})\s+(?P<word>[A-Za-z]+)")
+
+
+def count_totals(text: str, *, is_clean: bool = False) -> set[float]:
+    """The totals of the numbers counted with the same word, for each word counted more than
+    once (`86 passed` ... `34 passed` ... `12 passed`: 132, as a reply totals a workspace's
+    test runs)."""
+    text = text if is_clean else clean(text)
+    by_word: dict[str, list[float]] = {}
+    for m in _COUNTED_WORD.finditer(text):
+        by_word.setdefault(m.group("word").lower(), []).append(_value(m.group("num"), ""))
+    return {round(sum(values), 6) for values in by_word.values() if len(values) > 1}
+
+
 # A row `^[ \t]*(\d+)(?:→|[ \t]*\|)(.*)$`; the second group holds the first non-blank of its
 # rest, if any (whether `rest.strip()` is not empty). `_ROW` finds the rows after the first line
 # (starting with a literal, which the regex engine skips to; a row never reads past its line).

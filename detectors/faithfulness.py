@@ -41,6 +41,7 @@ from detectors.entities import (
     context_counts,
     context_digit_numbers,
     context_word_numbers,
+    count_totals,
     digit_runs,
     extract,
     line_numbers,
@@ -154,6 +155,10 @@ class _Event:
     @cached_property
     def counts(self) -> list[float]:
         return context_counts(self.clean, is_clean=True)
+
+    @cached_property
+    def count_totals(self) -> set[float]:
+        return count_totals(self.clean, is_clean=True)
 
     @cached_property
     def bare(self) -> list[float]:
@@ -554,12 +559,14 @@ class _Context:
         return any(self._lines(*at, e, written) for at in self._holding(written))
 
     def _recent_sum(self, value: float) -> bool:
-        """Whether ``value`` is the total of one of the newest events' counts or the sum of two
-        of their counts (a subset of what ``_full`` checks)."""
+        """Whether ``value`` is the total of one of the newest events' counts (all of them, or
+        those of one word: `86 passed`, `34 passed`, `12 passed`) or the sum of two of their
+        counts (a subset of what ``_full`` checks)."""
         pool = _Pool()
+        value = round(value, 6)
         for i in range(max(0, len(self.texts) - 4), len(self.texts)):
             event = self.event(i)
-            if event.total("count") == round(value, 6):
+            if event.total("count") == value or value in event.count_totals:
                 return True
             pool.extend(event.counts)
         return pool.pair_sum(value)

@@ -9,8 +9,11 @@ Spec: ``shared/formats/FORMATS.md`` section 1. What shapes the code:
 - Events are one per text block, not one per response: a response can say something, call a
   tool, then say more, and a claim made before a call must stay distinguishable from one made
   after its result. ``meta["response"]`` (the ``message.id``) lets a detector regroup them.
-- ``progress`` lines mirror sub-agent messages that the sub-agent file also holds, so they never
-  become events; they only tell us which call spawned which sub-agent.
+- ``progress`` lines mirror sub-agent messages that the sub-agent file also holds. They tell us
+  which call spawned which sub-agent, and their tool calls and results stand in for the
+  sub-agent's own (``meta["mirrored"]``) until its file is linked, which replaces them: a main
+  file read alone still holds the evidence of the work its sub-agents did. Their text never
+  becomes events.
 - Sub-agent and compaction files (``isSidechain`` lines with ``agentId``) parse as their own
   session; ``link_subagents`` folds them into the parent session read in the same group.
 """
@@ -648,6 +651,32 @@ class _Reader:
             agent, call_id = data.get("agentId"), line.get("parentToolUseID")
             if isinstance(agent, str) and isinstance(call_id, str):
                 self.spawn_calls.setdefault(agent, call_id)
+            message = data.get("message")
+            if isinstance(message, dict):
+                self._mirrored(message, agent if isinstance(agent, str) else call_id)
+
+    def _mirrored(self, message: dict[str, Any], subagent: Any) -> None:
+        """The tool calls and results of a sub-agent's message an ``agent_progress`` line
+        mirrors: the sub-agent's evidence when its own file is not read with the session (when
+        it is, `_unique_calls` keeps its file's copies, placed first). Its text is not kept: it
+        would repeat the file's."""
+        inner = message.get("message")
+        content = inner.get("content") if isinstance(inner, dict) else None
+        if not isinstance(content, list) or not isinstance(subagent, str):
+            return
+        kind, when = message.get("type"), self._time(message)
+        events: list[Event] = []
+        for block in content:
+            if not isinstance(block, dict):
+                continue
+            if kind == "assistant" and block.get("type") == "tool_use":
+                event = self._assistant_block(block, when, subagent, {"mirrored": True})
+                if event is not None:
+                    events.append(event)
+            elif kind == "user" and _is_result(block):
+                events.append(self._tool_result(block, None, when, subagent, {"mirrored": True}))
+        if events:
+            self.items.append(events)
 
     def _final_result(self, events: list[Event]) -> None:
         line = self.result or {}
@@ -747,6 +776,12 @@ def _anchor(kid: Session) -> datetime | None:
 
 
 def _merge(parent: Session, kids: list[Session]) -> None:
+    # The progress lines' copies of a sub-agent's calls give way to its own file.
+    linked = {kid.meta.get("agent_id") for kid in kids}
+    if any(e.subagent in linked and e.meta.get("mirrored") for e in parent.events):
+        parent.events = [
+            e for e in parent.events if not (e.subagent in linked and e.meta.get("mirrored"))
+        ]
     calls = {e.call_id: i for i, e in enumerate(parent.events) if e.kind is _CALL and e.call_id}
     spawns: dict[str, str] = parent.meta.get("subagent_calls", {})
     types: dict[str, str] = parent.meta.get("subagent_types", {})

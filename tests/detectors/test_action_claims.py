@@ -1292,6 +1292,13 @@ def test_rebooked_is_a_booking_claim() -> None:
             [],
         ),
         ([], "Replaced the loop with `itertools.chain`.", []),
+        # --- round 35 ---
+        # A package manager's flags and their values before its script.
+        (
+            [("pnpm --filter web typecheck", "> tsc --noEmit -p tsconfig.json", False)],
+            "Typecheck is clean.",
+            [],
+        ),
         # --- round 34 ---
         # "The full suite" is the whole suite; `tox -e py311` is one environment's run; a PR
         # opened through the REST API.

@@ -454,3 +454,15 @@ def test_both_is_a_count_of_two() -> None:
     reply = "Business for both passengers is $1,012; the difference is $1,012 - $378 = $634."
     assert _values(output, reply) == []
     assert _values(output, "Business for the passenger is $1,012.") == ["$1,012"]
+
+
+def test_a_total_of_the_counts_of_one_word() -> None:
+    """A workspace's test runs, one summary line each: the reply totals their `N passed`."""
+    output = (
+        "test result: ok. 86 passed; 0 failed; 2 ignored\n"
+        "test result: ok. 34 passed; 0 failed; 0 ignored\n"
+        "test result: ok. 12 passed; 0 failed; 0 ignored"
+    )
+    reply = "All 132 tests pass across the workspace, with 2 ignored."
+    assert _values(output, reply) == []
+    assert _values(output, reply.replace("132", "140")) == ["140 tests"]

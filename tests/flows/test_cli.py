@@ -30,14 +30,22 @@ def run_cli(
 
 
 def _claude_tool_calls(path: Path) -> int:
-    """Unique tool_use ids in a Claude Code file's assistant lines (progress lines mirror them)."""
+    """Unique tool_use ids in a Claude Code file's assistant lines, and in the sub-agent
+    messages its progress lines mirror when that sub-agent's own file is not beside it."""
     ids = set()
     for line in path.read_text().splitlines():
         try:
             value = json.loads(line)
         except ValueError:
             continue
-        if value.get("type") != "assistant":
+        data = value.get("data") if value.get("type") == "progress" else None
+        if isinstance(data, dict) and data.get("type") == "agent_progress":
+            own_file = path.with_name(f"{path.stem}__subagents__agent-{data.get('agentId')}.jsonl")
+            message = data.get("message") or {}
+            if own_file.exists() or message.get("type") != "assistant":
+                continue
+            value = message
+        elif value.get("type") != "assistant":
             continue
         for block in (value.get("message") or {}).get("content") or []:
             if isinstance(block, dict) and block.get("type") in ("tool_use", "server_tool_use"):

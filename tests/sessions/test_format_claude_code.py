@@ -15,7 +15,7 @@ from sessions.documents import Document, parse_bytes
 from sessions.errors import MalformedSessionError
 from sessions.formats import claude_code as cc
 from sessions.formats.registry import get_adapter
-from sessions.models import EventKind, Session
+from sessions.models import Event, EventKind, Session
 
 SPOTTER = "corpus/claude_code/spotter"
 EXAMPLES = "formats/examples"
@@ -224,7 +224,9 @@ def test_error_flags_match_the_raw_lines(relative: str) -> None:
             if block.get("is_error") is True or wrapped or string_error:
                 expected.add(block["tool_use_id"])
     session = parse_one(relative)
-    flagged = {e.call_id for e in session.events if e.kind is EventKind.TOOL_RESULT and e.is_error}
+    flagged = {
+        e.call_id for e in _own(session.events) if e.kind is EventKind.TOOL_RESULT and e.is_error
+    }
     assert flagged == expected
 
 
@@ -234,7 +236,7 @@ def test_corpus_error_count() -> None:
     flagged = sum(
         1
         for relative in _relative(f"{SPOTTER}/*.jsonl")
-        for e in parse_one(relative).events
+        for e in _own(parse_one(relative).events)
         if e.kind is EventKind.TOOL_RESULT and e.is_error
     )
     assert flagged == 44
@@ -243,13 +245,15 @@ def test_corpus_error_count() -> None:
 @pytest.mark.parametrize("relative", ALL_FILES)
 def test_each_tool_call_is_counted_once(relative: str) -> None:
     expected = raw_tool_use_ids(relative)  # only type=assistant lines: progress lines excluded
-    calls = parse_one(relative).tool_calls()
+    everything = parse_one(relative).tool_calls()
+    calls = _own(everything)  # the file's own, not its sub-agents' copied from progress lines
+    assert len(everything) == len({c.call_id for c in everything})
     assert len(calls) == len(set(expected))
     assert {c.call_id for c in calls} == set(expected)
     assert all(c.name for c in calls)
 
 
-def test_progress_mirrors_do_not_become_events() -> None:
+def test_progress_mirrors_stand_in_for_the_subagent_file_until_it_is_linked() -> None:
     relative = f"{SPOTTER}/subagent.jsonl"
     mirrored = {
         block["id"]
@@ -260,9 +264,18 @@ def test_progress_mirrors_do_not_become_events() -> None:
     }
     assert mirrored
     session = parse_one(relative)
-    assert not mirrored & {e.call_id for e in session.events}
+    copies = [e for e in session.events if e.meta.get("mirrored")]
+    # Read alone, the main file holds its sub-agent's calls and results (never its text) ...
+    assert {e.call_id for e in copies if e.kind is EventKind.TOOL_CALL} == mirrored
+    assert {e.kind for e in copies} == {EventKind.TOOL_CALL, EventKind.TOOL_RESULT}
+    assert {e.subagent for e in copies} == {"afb92ff"}
     assert session.meta["subagent_calls"] == {"afb92ff": "toolu_01Cz2Pnv7qNcnK1ZiocxWhQX"}
     assert session.meta["subagent_types"] == {"afb92ff": "Plan"}
+
+
+def _own(events: list[Event]) -> list[Event]:
+    """The events a file's own lines make (not its sub-agents' copied from progress lines)."""
+    return [e for e in events if not e.meta.get("mirrored")]
 
 
 def test_thinking_is_not_a_reply() -> None:
@@ -380,7 +393,9 @@ def test_spotter_session_links_its_subagent_and_compaction(stem: str) -> None:
     agent, spawn_call = _spawn_of(main_file)
     sessions = [parse_one(main_file)] + [parse_one(f) for f in side_files]
     child_sizes = {s.meta["agent_id"]: len(s.events) for s in sessions[1:]}
-    total = sum(len(s.events) for s in sessions)
+    # The progress lines' copies of the sub-agents' calls give way to the sub-agents' files.
+    total = sum(len(_own(s.events)) for s in sessions)
+    assert len(_own(sessions[0].events)) < len(sessions[0].events)
 
     linked = cc.link_subagents(sessions)
     assert len(linked) == 1
