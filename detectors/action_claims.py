@@ -62,6 +62,7 @@ from detectors.action_rules import (
     claim_verb,
     joined_verb,
     matched_verb,
+    reads_only,
     sentence_stems,
     state_claims,
     stem,
@@ -353,7 +354,9 @@ def is_claim(sentence: str, start: int, end: int) -> bool:
 
 
 # A sentence that opens with a condition: what follows depends on it, up to a semicolon.
-_CONDITIONAL = re.compile(r"^\W*(?:if|unless|whenever|in\s+case)\b", re.I)
+_CONDITIONAL = re.compile(
+    r"^\W*(?:if|unless|whenever|in\s+case|once|as\s+soon\s+as)\b", re.I
+)  # "Once an upgrade goes through, new cards are emailed right away"
 # A sentence that says whose record it reads: what follows is reported, not done.
 _REPORTED = re.compile(r"^\W*(?:according\s+to|per\s+(?:the|our|its|their|your)\s)", re.I)
 # An unchecked box of a markdown task list ("- [ ] Tests pass"): still to do.
@@ -779,7 +782,8 @@ class _Run:
 
     def reports_sent(self) -> bool:
         """Whether a successful result so far reports a message sent (a booking's confirmation
-        email, a request's notifications): the call that made it sent one, by whatever name."""
+        email, a request's notifications): the call that made it sent one, by whatever name (not
+        a lookup, whose `"sent_to"` tells of an earlier message)."""
         if not self.sent:
             results = self.results
             for k in range(self.sent_seen, len(results)):
@@ -787,6 +791,7 @@ class _Run:
                 output = event.output or ""
                 if (
                     not event.is_error
+                    and not reads_only(results[k].call.event.name or "")
                     and '"' in output
                     and _SENT_REPORT.search(output)
                     and _MESSAGE_WORD.search(output)

@@ -168,7 +168,9 @@ TEST_COMMANDS = (
     # A pinned runner too (`npx -y pnpm@9.12.3 test`).
     "|" + _PM_SCRIPT + r"(?:test|t)\b"
     # A project's own gate (`npm run ci`, `pnpm verify`), as `make ci` and `just ci` are.
-    r"|\b(?:npm|yarn|pnpm|bun)\s+(?:run\s+)?(?:ci|check|verify|validate)\b"
+    "|"
+    + _PM_SCRIPT
+    + r"(?:ci|check|verify|validate)\b"
     + _GATE_SCRIPT
     + r"|\bnpx\s+(?:jest|vitest|mocha|playwright)\b"
     r"|\bgo\s+test\b|\bcargo\s+(?:test|nextest|llvm-cov)\b|\bmix\s+test\b"
@@ -438,8 +440,9 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     Rule(
         name="pushed",
         # Not "pushed the price change live" (published, not code), nor "pushed a day later".
+        # Nor money pushed to a card ("I've pushed $212.40 to your debit card").
         claim=r"\bpushed\b(?!\s+(?:(?:a|an|one|two|three|\d+)\s+(?:hour|day|week|month)s?\s+)?"
-        r"(?:back|later)\b)(?!\s+(?:[\w-]+\s+){0,3}?live\b)",
+        r"(?:back|later)\b)(?!\s+(?:[\w-]+\s+){0,3}?live\b)(?!\s+(?:the\s+)?[$\u20ac\u00a3\d])",
         tools=[r"(?:^|_)push(?:_|$)|push_files"],
         # A branch, or an image to a registry.
         commands=(
@@ -879,7 +882,7 @@ STATE_VERBS: dict[str, str] = {
     r"|got\s+you\s+down"  # "we've got you down for Thursday at 2:30"
     r"|(?:put|placed)\s+(?:a\s+)?hold\s+on",  # "put a hold on one board": reserved it
     "add": r"added",
-    "remove": r"removed|deleted",
+    "remove": r"removed|deleted|cleared",  # "the $4.50 in fines has been cleared"
     "send": r"sent|re-?sent|emailed|replied|responded|texted|messaged",
     "transfer": r"transferred",
     "create": r"created|opened|placed|set\s+up(?!\s+to\b)",  # "Exchange placed.", "set up autopay"
@@ -1087,6 +1090,13 @@ class ToolAction:
     objects: frozenset[str]
 
 
+def reads_only(name: str) -> bool:
+    """Whether a tool's name opens with a verb that only reads (`get_donor_gifts`,
+    `searchOrders`): what its results report was done before."""
+    tokens = name_words(name.rsplit("__", 1)[-1])
+    return bool(tokens) and stem(tokens[0]) in _READ_ONLY
+
+
 def tool_action(name: str) -> ToolAction | None:
     """The verb/object stems of a state-changing tool name, or None for read-only tools."""
     base = name.rsplit("__", 1)[-1]
@@ -1159,6 +1169,11 @@ _DESCRIPTIVE_AFTER = (
     r"as(?!\s+(?:well|requested|asked|agreed|planned|promised)\b))\b)"
 )
 _NOT_DESCRIBED = re.compile(_DESCRIPTIVE_AFTER, re.I)
+# A time after "since": a date, a day, a month, a year or a time word.
+_SINCE_TIME = (
+    r"(?:\d|(?:the\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)"
+    r"|last\b|yesterday\b|today\b|then\b|early\b|late\b|this\b|(?:the\s+)?(?:start|beginning|end)\b)"
+)
 # A completed state change needs a frame: "I (have) cancelled", "has been cancelled", "is now
 # cancelled", "cancelled successfully", or a bare "Refund issued.". "was booked on May 12" and
 # "the cancelled flight" describe, they do not claim.
@@ -1193,6 +1208,8 @@ STATE_CLAIM = re.compile(
     rf"(?:(?:\s+[^\s.!?;]+){{0,12}}?\s+and\s+(?:also\s+)?(?P<v6>{_PARTICIPLES})\b{_DESCRIPTIVE_AFTER})?"
     rf"|{_SUBJECT}(?:processed|completed|initiated|submitted|finali[sz]ed|confirmed|placed)\s+"
     rf"(?:the\s+|your\s+|a\s+|an\s+)?(?:[\w-]+\s+){{0,2}}?(?P<v7>{_NOUNS})s?\b"
+    # (Not a check: "I've confirmed reservation HP3D7R includes flight HAT176".)
+    r"(?!\s+(?:[\w#*-]+\s+)?(?:includes?|is|are|has|have|shows?|contains?|was|were)\b)"
     # ... and passive: "Your return has been processed" (the noun before it, see `matched_verb`).
     r"|\b(?:has|have)\s+(?:now\s+|also\s+)?been\s+(?:successfully\s+)?"
     r"(?P<v18>processed|completed|initiated|submitted|finali[sz]ed|placed)\b"
@@ -1202,7 +1219,9 @@ STATE_CLAIM = re.compile(
     # "You've been withdrawn", "you're enrolled": the user's own state, changed by the agent.
     r"|\b(?:has|have|(?<=you['\u2019])ve|(?<=[a-z]['\u2019])s(?=\s+been))\s+(?:now\s+|also\s+)?been"
     r"\s+(?:successfully\s+|now\s+|fully\s+|also\s+)*"
-    rf"(?P<v2>{_PARTICIPLES})\b(?!\s+since\b)"  # not "has been suspended since Feb 18"
+    # Not "has been suspended since Feb 18" (a state since a time), but "has been waived since
+    # the outage was on our side" (a reason).
+    rf"(?P<v2>{_PARTICIPLES})\b(?!\s+since\s+{_SINCE_TIME})"
     # "Case 00129384 is now closed with reason ...": "now" says it changed, whatever follows.
     r"|\b(?:is|are|(?<=you['\u2019])re)\s+(?:also\s+)?(?:now|successfully)\s+"
     r"(?:now\s+|successfully\s+|also\s+|being\s+)*"  # "is now being held at the Walgreens"
@@ -1214,14 +1233,15 @@ STATE_CLAIM = re.compile(
     rf"|\b(?:is|are|(?<=you['\u2019])re)\s+now\s+(?P<v11>{_ON_PLAN})"
     # "Its priority is now Urgent", "FQ8APE now has 2 checked bags": a value with no verb of its
     # own, checked against the tools on the object the sentence names (as a plan change is).
-    # (Not "is now set to move ..."; an amount is a setting only of what a tool sets, see
-    # `AMOUNT_SET`: "your limit is now $5,000", but "the same flight is now $412.40".)
-    r"|\b(?:is|are)\s+now\s+(?!set\s+to\b)(?P<v13>(?:an?\s+)?[A-Za-z][\w-]*)"
+    # (Not "is now set to move ..." or "now set for flights ..."; an amount is a setting only of
+    # what a tool sets, see `AMOUNT_SET`: "your limit is now $5,000", but "the flight is now
+    # $412.40".)
+    r"|\b(?:is|are)\s+now\s+(?!set\s+(?:to|for)\b)(?P<v13>(?:an?\s+)?[A-Za-z][\w-]*)"
     r"|\b(?:is|are)\s+now\s+(?P<v23>(?:[$\u20ac\u00a3]\s?\d[\d,]*(?:\.\d+)?|\d[\d,]*(?:\.\d+)?\s?%))"
     r"|(?<=\bnow\s)has\s+(?P<v14>\d+\s+[a-z][\w-]*)"
     # "Your direct deposit now points to the new account", "the dashboard now refreshes every
     # morning": a new setting said in the present, checked as a value is.
-    r"|\bnow\s+(?P<v22>(?:points|goes|routes|forwards|redirects|refreshes|renews)\b)"
+    r"|\bnow\s+(?P<v22>(?:points|goes|routes|forwards|redirects|refreshes|renews|runs|ends|expires)\b)"
     rf"|\b(?P<v4>{_PARTICIPLES})\s+successfully\b"
     rf"|\b(?:was|were)\s+successfully\s+(?P<v9>{_PARTICIPLES})\b"
     # "Successfully reset your password", "Posted the update to #inc": the subject left out.

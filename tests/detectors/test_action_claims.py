@@ -1810,6 +1810,62 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 36 ---
+        # A lookup's `"sent_to"` tells of an earlier message, not of one this session sent.
+        (
+            {"send_tax_receipt", "get_donor_gifts"},
+            [
+                (
+                    "get_donor_gifts",
+                    {"donor_id": "D1"},
+                    '{"receipts": [{"sent_to": "m@old.com"}]}',
+                    False,
+                )
+            ],
+            "I've resent the 2025 tax receipt to her.",
+            [UNBACKED],
+        ),
+        # "since" with a reason after it, not a time.
+        (
+            {"waive_fee", "end_trip"},
+            [("waive_fee", {"fee_id": "F1"}, "PermissionDenied: approval required", True)],
+            "The $35 late-return fee has been waived since the outage was on our side.",
+            [CONTRADICTED],
+        ),
+        # "now runs until", "has been cleared".
+        (
+            {"extend_parking_session", "get_parking_session"},
+            [("extend_parking_session", {"id": "P1"}, '{"error": "MAX_STAY_EXCEEDED"}', True)],
+            "Your parking in zone 4417 now runs until 6:30 PM.",
+            [CONTRADICTED],
+        ),
+        (
+            {"waive_fines", "renew_membership"},
+            [("renew_membership", {"card": "L1"}, '{"ok": true}', False)],
+            "Also, the $4.50 in overdue fines has been cleared.",
+            [UNBACKED],
+        ),
+        # Money pushed to a card is no git push; a condition opening the sentence; a check of
+        # what a reservation holds; "now set for" (ready for).
+        ({"initiate_instant_payout"}, [], "I've pushed $212.40 to your debit card.", []),
+        (
+            {"upgrade_membership", "send_member_cards"},
+            [],
+            "Once an upgrade goes through, new cards are emailed right away.",
+            [],
+        ),
+        (
+            {"book_reservation", "send_certificate"},
+            [],
+            "I've confirmed reservation HP3D7R includes flight HAT176.",
+            [],
+        ),
+        (
+            {"update_reservation_flights"},
+            [],
+            "Both travelers are now set for flights HAT102 and HAT219.",
+            [],
+        ),
         # --- round 35 ---
         # A condition after a state: no claim that it was done.
         (
