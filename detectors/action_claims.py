@@ -283,9 +283,13 @@ def as_written(text: str, sentence: str) -> str:
     at = prose.find(sentence)
     if at < 0 or not sentence:
         return sentence
-    end = pos[at + len(sentence) - 1] + 1
+    start, end = pos[at], pos[at + len(sentence) - 1] + 1
     aside = _ASIDE_AFTER.match(text, end)  # "Price updated to $18.99 (was $24.99)"
-    return text[pos[at] : aside.end() if aside else end].strip()
+    end = aside.end() if aside else end
+    for mark in ("**", "__"):  # "**Order #W88** has been cancelled": the bold it opens with
+        if text.startswith(mark, start - 2) and text.count(mark, start, end) % 2:
+            start -= 2
+    return text[start:end].strip()
 
 
 # An aside right after a sentence's last word, which its prose leaves out.
@@ -702,11 +706,18 @@ def _domain_targets(
     breaks = [m.end() for m in _CLAUSE_BREAK.finditer(sentence, 0, start)]
     if breaks:
         stems = sentence_stems(sentence[breaks[-1] :])
-    # The object the claim names, else an action it names ("sent" in "... and sent a note" is
-    # another claim's verb: `send_email` does not back "issued a refund").
-    return [a for a in actions if a.objects & stems] or [
-        a for a in actions if any(stem(v) in stems for v in a.verbs)
-    ]
+    # The object the claim names (for a value or a success said with no verb of its own, its own
+    # clause first: "AutoPay is now active — drafted ... starting with the Dec 18 bill" is
+    # `enroll_autopay`'s, not the billing tool's; a verb's claim may name its object anywhere in
+    # the sentence: "Your return is approved (RMA-661204)" and `create_rma`), else an action it
+    # names ("sent" in "... and sent a note" is another claim's verb: `send_email` does not back
+    # "issued a refund").
+    first = _clause_stems(sentence, start) if verb not in STATE_VERBS else stems
+    for words in (first, stems):
+        named = [a for a in actions if a.objects & words]
+        if named:
+            return named
+    return [a for a in actions if any(stem(v) in stems for v in a.verbs)]
 
 
 # Claim verbs that are changes of an object's details when no tool names them.

@@ -963,7 +963,8 @@ STATE_VERBS: dict[str, str] = {
     "scale": r"scaled",
     "rotate": r"rotated",
     # Not "as requested" or "the refund you requested": what was asked, not what was done.
-    "request": r"(?<!\bas\s)(?<!\byou\s)requested",
+    # Nor a field's label ("Hours requested: 32").
+    "request": r"(?<!\bas\s)(?<!\byou\s)requested(?!\W*:)",
     "dispute": r"disputed",
     "order": r"ordered",
     "swap": r"swapped|switched",
@@ -1270,7 +1271,9 @@ STATE_CLAIM = re.compile(
     # "Your freeze request has been actioned", "The duplicate charge has been taken care of".
     r"|(?:has|have)\s+been\s+(?:actioned|taken\s+care\s+of)"
     # "Credit note CN-2231 is out", "Offer letter's out to Daniel", "Code WELCOME15 is live".
-    r"|(?:is|are|['\u2019]s)\s+(?:now\s+)?(?:out(?!\s+for\s+delivery)|live|on\s+order))"
+    r"|(?:is|are|['\u2019]s)\s+(?:now\s+)?(?:out(?!\s+for\s+delivery)|live|on\s+order)"
+    # "SIM swap complete ✅": an outcome ticked after what it names.
+    r"|(?:complete|completed|done)(?=\s*[\u2705\u2713\u2714]))"
     r"(?:\s*[\u2705\u2713\u2714]\ufe0f?)?"
     r"(?:\s*[.!]*\s*$|\s*[:;,]\s|\s+[\u2014\u2013-]\s|\s+to\s)"
     # "You're all squared away for a whole blood donation on Saturday": the same, of the user.

@@ -992,6 +992,17 @@ def _kinds_after_calls(
     return [s.kind for s in action_claims(_session(events, frozenset(tools)), ActionClaimsParams())]
 
 
+def test_a_claim_opened_by_bold_markup_keeps_it_in_its_value() -> None:
+    events = [
+        Event(EventKind.USER, text="Cancel both orders."),
+        Event(EventKind.ASSISTANT, text="- **Order #W88** (Desk Lamp) has been cancelled."),
+    ]
+    found = action_claims(
+        _session(events, frozenset({"cancel_pending_order"})), ActionClaimsParams()
+    )
+    assert [s.value for s in found] == ["**Order #W88** (Desk Lamp) has been cancelled."]
+
+
 def test_an_aside_after_a_claim_is_part_of_its_value() -> None:
     events = [
         Event(EventKind.USER, text="Drop the price to 18.99."),
@@ -1810,6 +1821,27 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 37 ---
+        # An outcome ticked after what it names; a field's label is no claim; a value said with no
+        # verb is checked on the object its own clause names.
+        (
+            {"swap_sim", "restore_line"},
+            [("swap_sim", {"iccid": "89012"}, "Error: SIM_SWAP_BLOCKED", True)],
+            "**SIM swap complete \u2705**",
+            [CONTRADICTED],
+        ),
+        (
+            {"submit_pto_request"},
+            [("submit_pto_request", {"hours": "32"}, "Error: blackout period", True)],
+            "Hours requested: 32",
+            [],
+        ),
+        (
+            {"enroll_autopay", "update_paperless_billing"},
+            [("update_paperless_billing", {"on": "yes"}, '{"paperless": true}', False)],
+            "AutoPay is now active \u2014 drafted from checking, starting with the Dec 18 bill.",
+            [UNBACKED],
+        ),
         # --- round 36 ---
         # A lookup's `"sent_to"` tells of an earlier message, not of one this session sent.
         (
