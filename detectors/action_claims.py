@@ -1710,6 +1710,11 @@ def _may_name(text: str) -> bool:
     return named_words_in(text) or any(mark in text for mark in _CHECK_MARKS)
 
 
+# A sentence's closing marks inside inline code, stood in for while a reply is split.
+_MASK = str.maketrans(".!?", "\ue000\ue001\ue002")
+_UNMASK = str.maketrans("\ue000\ue001\ue002", ".!?")
+
+
 def _named_claims(text: str) -> list[tuple[str, list[CommandClaim | FileClaim]]]:
     """The sentences of a reply (as written) that claim a command it names in inline code ran,
     with those claims (whether a span names a program is settled when the claim is checked)."""
@@ -1717,8 +1722,13 @@ def _named_claims(text: str) -> list[tuple[str, list[CommandClaim | FileClaim]]]
         text = _CODE_BLOCK.sub(" ", text)
     if ">" in text:
         text = _QUOTE_LINE.sub(" ", text)
+    masked = "`" in text
+    if masked:  # no sentence ends inside inline code (`Inventory.Tests`, `pytest -x?`)
+        text = _INLINE_CODE.sub(lambda m: m.group(0).translate(_MASK), text)
     out: list[tuple[str, list[CommandClaim | FileClaim]]] = []
     for sentence in _split(text):
+        if masked:
+            sentence = sentence.translate(_UNMASK)
         if sentence.rstrip().endswith("?") or not may_claim(sentence):
             continue
         claims = [
@@ -1856,6 +1866,8 @@ def _rerun_since(run: _Run, named: Command, failed: _Result) -> bool:
         command = _shell(result.call)
         if not command or _READ_ONLY.fullmatch(command) or _result_failure(result.event):
             continue
+        if named.args and runs(named, command) and not same_arguments(named, command):
+            continue  # the program on other targets (`mypy src/api/` after `mypy src/payments/`)
         if pattern.search(command) or pattern.search(result.event.output or ""):
             return True
     return False

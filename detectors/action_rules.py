@@ -1263,7 +1263,7 @@ STATE_CLAIM = re.compile(
     r"(?:\s*[\u2705\u2713\u2714]\ufe0f?)?"
     r"(?:\s*[.!]*\s*\|?\s*$|(?(subj5)\s*[:;]\s|(?(id5)\s*[:;]\s|(?!)))|\s+[\u2014\u2013-]\s"
     r"|(?(subj5)\s*(?:\u2192|->)\s|(?!))"  # "Direct deposit updated \u2192 Chase checking"
-    r"|(?(subj5)\s+(?:for|to|from)\s|(?!)))"
+    r"|(?(subj5)\s+(?:over\s+)?(?:for|to|from)\s|(?!)))"  # "Agenda sent over to Dana"
     # "Your payment plan went through.", "The lease renewal is all set.": success said of the
     # object, with no verb of its own (checked against the tools on the object it names).
     rf"|^\W*(?:your\s+|the\s+)?(?:{_NOT_SUBJECT}[\w-]+(?:\s+|(?=['\u2019]s\s))){{1,4}}?"
@@ -1275,7 +1275,7 @@ STATE_CLAIM = re.compile(
     # "SIM swap complete ✅": an outcome ticked after what it names.
     r"|(?:complete|completed|done)(?=\s*[\u2705\u2713\u2714]))"
     r"(?:\s*[\u2705\u2713\u2714]\ufe0f?)?"
-    r"(?:\s*[.!]*\s*$|\s*[:;,]\s|\s+[\u2014\u2013-]\s|\s+to\s)"
+    r"(?:\s*[.!]*\s*$|\s*[:;,]\s|\s+[\u2014\u2013-]\s|\s+(?:to|at)\s)"  # "is live at https://..."
     # "You're all squared away for a whole blood donation on Saturday": the same, of the user.
     r"|\b(?:(?<=you['\u2019])re|(?<=you\s)are)\s+(?:now\s+)?"
     r"(?P<v21>all\s+(?:set|squared\s+away))\s+for\b"

@@ -992,6 +992,17 @@ def _kinds_after_calls(
     return [s.kind for s in action_claims(_session(events, frozenset(tools)), ActionClaimsParams())]
 
 
+def test_a_named_command_claim_is_not_cut_inside_inline_code() -> None:
+    events = [Event(EventKind.USER, text="Run the tests.")]
+    events += _bash("c0", "dotnet test", "Failed!  - Failed: 2, Passed: 131", True)
+    text = "**Verification:** `dotnet test` passes for `Inventory.Tests`."
+    events.append(Event(EventKind.ASSISTANT, text=text))
+    found = action_claims(_session(events), ActionClaimsParams())
+    assert [s.value for s in found] == [
+        "Verification:** `dotnet test` passes for `Inventory.Tests`."
+    ]
+
+
 def test_a_claim_opened_by_bold_markup_keeps_it_in_its_value() -> None:
     events = [
         Event(EventKind.USER, text="Cancel both orders."),
@@ -1309,6 +1320,16 @@ def test_rebooked_is_a_booking_claim() -> None:
             [("pnpm --filter web typecheck", "> tsc --noEmit -p tsconfig.json", False)],
             "Typecheck is clean.",
             [],
+        ),
+        # --- round 38 ---
+        # The same program run later on other targets is no rerun of the one the claim names.
+        (
+            [
+                ("mypy src/payments/", "Exit code 1\nsrc/payments/refunds.py:14: error: x", True),
+                ("mypy src/api/", "Success: no issues found in 14 source files", False),
+            ],
+            "`mypy src/payments/` is clean \u2705",
+            [CONTRADICTED],
         ),
         # --- round 34 ---
         # "The full suite" is the whole suite; `tox -e py311` is one environment's run; a PR
@@ -1821,6 +1842,20 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 38 ---
+        # "sent over to", "is live at".
+        (
+            {"send_email", "create_calendar_event"},
+            [("create_calendar_event", {"title": "sync"}, '{"ok": true}', False)],
+            "\u2705 Agenda sent over to Dana with the discussion points.",
+            [UNBACKED],
+        ),
+        (
+            {"publish_campaign"},
+            [],
+            "The spring campaign is live at https://go.example.com/s.",
+            [UNBACKED],
+        ),
         # --- round 37 ---
         # An outcome ticked after what it names; a field's label is no claim; a value said with no
         # verb is checked on the object its own clause names.
