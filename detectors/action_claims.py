@@ -154,7 +154,8 @@ _SENTENCE = re.compile(
     r"(?<!\bProf\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bNo\.)(?<!/\.\.\.)\s+|\n+"
     r"|(?<=[.!?])(?=[A-Z*]))"
 )
-# (Not a colon or comma inside a number: "12:00 PM", "$1,820".)
+# (Not a colon or comma inside a number, "12:00 PM", "$1,820": nor in `_CLAIM_CLAUSE_END` and
+# `_SCOPE_BREAK`.)
 _CLAUSE_BREAK = re.compile(r";|[:,](?!\d)|\s[\u2014\u2013-]\s|\bbut\b|\bhowever\b|\bwhile\b", re.I)
 _NOT_A_CLAIM = re.compile(
     r"\b(?:will|shall|(?:I|we)'ll|(?:I|we)\s+am|going\s+to|let\s+me|let's|let\s+us|need\s+to|"
@@ -733,7 +734,8 @@ def _clause_stems(sentence: str, start: int) -> frozenset[str]:
 
 # Where a claim's clause ends: a break of its scope, or a reason or purpose after it.
 _CLAIM_CLAUSE_END = re.compile(
-    r"[;:()\u2014\u2013]|\s-\s|,|\b(?:and|but|so|because|since|while|which|though)\b", re.I
+    r"[;()\u2014\u2013]|:(?!\d)|\s-\s|,(?!\d)|\b(?:and|but|so|because|since|while|which|though)\b",
+    re.I,
 )
 
 
@@ -1559,8 +1561,8 @@ def _tool_verdict(
 _OBJECT_ID = re.compile(r"(?<![\w$.:/-])#?(?=[\w-]*\d)[A-Za-z0-9][\w-]{3,}(?![\w/-])")
 # What ends the part of a sentence a claim speaks of ("I cancelled ABC123; XYZ789 remains").
 _SCOPE_BREAK = re.compile(
-    r"[;:()\u2014\u2013]|\s-\s|,\s*(?:and|then|so)\b|\b(?:but|however|while|whereas|although|"
-    r"though|except|which|and\s+then)\b",
+    r"[;()\u2014\u2013]|:(?!\d)|\s-\s|,\s*(?:and|then|so)\b"
+    r"|\b(?:but|however|while|whereas|although|though|except|which|and\s+then)\b",
     re.I,
 )
 _NEAR = 6  # words either side of the claim an object id may be, within its part

@@ -1100,11 +1100,10 @@ def reads_only(name: str) -> bool:
 
 def tool_action(name: str) -> ToolAction | None:
     """The verb/object stems of a state-changing tool name, or None for read-only tools."""
-    base = name.rsplit("__", 1)[-1]
-    tokens = name_words(base)
-    stems = [stem(t) for t in tokens]
-    if any(s in _READ_ONLY for s in stems[:1]):
+    if reads_only(name):
         return None
+    tokens = name_words(name.rsplit("__", 1)[-1])
+    stems = [stem(t) for t in tokens]
     # The verb leads (`cancel_reservation`), trails (`reservationCancel`) or follows the
     # resource (`forms-submit-application`); the rest are objects.
     at = next(

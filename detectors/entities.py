@@ -625,7 +625,7 @@ def context_counts(text: str, *, is_clean: bool = False) -> list[float]:
     return [_value(num, suf) for num, suf in _COUNTED.findall(text)]
 
 
-_COUNTED_WORD = re.compile(rf"(?P<num>\d(?<![\w.=:]\d){_NUM_REST})\s+(?P<word>[A-Za-z]+)")
+_LETTERS = re.compile(r"[A-Za-z]+")
 
 
 def count_totals(text: str, *, is_clean: bool = False) -> set[float]:
@@ -634,8 +634,10 @@ def count_totals(text: str, *, is_clean: bool = False) -> set[float]:
     test runs)."""
     text = text if is_clean else clean(text)
     by_word: dict[str, list[float]] = {}
-    for m in _COUNTED_WORD.finditer(text):
-        by_word.setdefault(m.group("word").lower(), []).append(_value(m.group("num"), ""))
+    for m in _COUNTED.finditer(text):  # each `_COUNTED` match ends at its word's first letter
+        word = _LETTERS.match(text, m.end() - 1)
+        if word is not None:
+            by_word.setdefault(word.group().lower(), []).append(_value(m["num"], m["suf"] or ""))
     return {round(sum(values), 6) for values in by_word.values() if len(values) > 1}
 
 
