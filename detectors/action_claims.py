@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
-from pydantic import Field
 
 from detectors.action_keywords import (
     ANY,
@@ -57,7 +56,6 @@ from detectors.action_rules import (
     TEST_COMMANDS,
     TYPE_COMMANDS,
     CompiledRule,
-    Rule,
     ToolAction,
     claim_verb,
     joined_verb,
@@ -86,21 +84,12 @@ from detectors.named_claims import (
     simple_commands,
 )
 from detectors.not_found import mask
-from detectors.registry import DetectorParams, detector
+from detectors.params import ActionClaimsParams
+from detectors.registry import detector
 from sessions.formats.common import argv_command, lstrip_head
 from sessions.models import Event, EventKind, Session
 
 UNBACKED, CONTRADICTED = "unbacked_action_claim", "contradicted_action_claim"
-
-
-class ActionClaimsParams(DetectorParams):
-    rules: list[Rule] = Field(
-        default_factory=list, description="Extra claim rules (added to the defaults)."
-    )
-    replace_defaults: bool = Field(False, description="Use only `rules`, not the default pack.")
-    derive_from_tools: bool = Field(
-        True, description="Check state-change claims against the agent's domain tool names."
-    )
 
 
 # --- text: which sentences are claims ---------------------------------------------------------

@@ -13,80 +13,10 @@ import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
 from detectors.entities import scan
+from detectors.params import Rule
 
 _I = re.IGNORECASE
-
-
-class Rule(BaseModel):
-    """One claim and its evidence. Regexes are case-insensitive ``search``es."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    name: str = Field(description="Short label used in explanations (e.g. 'tests pass').")
-    claim: str = Field(description="Regex over a reply sentence that states the action is done.")
-    tools: list[str] = Field(
-        default_factory=list, description="Regexes over tool names whose calls back the claim."
-    )
-    commands: str | None = Field(
-        None, description="Regex over a shell command (or a shell tool's input) that backs it."
-    )
-    failure: str | None = Field(
-        None, description="Regex over a result's output that means the action failed."
-    )
-    weak_commands: str | None = Field(
-        None,
-        description="Commands that back the claim but whose outcome says nothing about it "
-        "(e.g. `git commit`, whose hooks may run the tests).",
-    )
-    weak_evidence: str | None = Field(
-        None,
-        description="Regex over a weak command's output showing it did the work (a hook's "
-        "lines); when set, weak commands only back the claim once one of their results in the "
-        "session matches (a repository whose commits print only git's summary runs no hook).",
-    )
-    already_done: str | None = Field(
-        None,
-        description="Regex over a failed result's output that says there was nothing left to do "
-        "(git's `nothing to commit`): after an earlier success of the rule it is no failure.",
-    )
-    strict_subject: bool = Field(
-        False,
-        description="Only an unqualified claim can be contradicted ('all tests pass', not "
-        "'the renderer tests pass').",
-    )
-    about_ci: bool = Field(
-        False, description="The claim reports a CI run ('the pipeline is green')."
-    )
-    ci_runs_it: bool = Field(
-        False,
-        description="A check CI runs too (tests, lint, a build): in a sentence that is about CI "
-        "('tests passed in CI, and lint too') the claim is CI's, left to the CI rule.",
-    )
-
-    @field_validator(
-        "claim", "commands", "failure", "weak_commands", "weak_evidence", "already_done"
-    )
-    @classmethod
-    def _compiles(cls, value: str | None) -> str | None:
-        if value is not None:
-            try:
-                re.compile(value)
-            except re.error as exc:
-                raise ValueError(f"invalid regex {value!r}: {exc}") from None
-        return value
-
-    @field_validator("tools")
-    @classmethod
-    def _tools_compile(cls, value: list[str]) -> list[str]:
-        for pattern in value:
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"invalid regex {pattern!r}: {exc}") from None
-        return value
 
 
 @dataclass(frozen=True)

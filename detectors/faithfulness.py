@@ -30,7 +30,6 @@ from itertools import repeat
 from typing import Any
 
 import orjson
-from pydantic import Field
 
 from detectors.entities import (
     KINDS,
@@ -57,7 +56,8 @@ from detectors.entities import (
     viewed_lines,
 )
 from detectors.models import Severity, Signal
-from detectors.registry import DetectorParams, detector
+from detectors.params import FaithfulnessParams
+from detectors.registry import detector
 from sessions.models import Event, EventKind, Session
 
 KIND = "faithfulness_violation"
@@ -69,19 +69,6 @@ _EPS = 1e-9
 _ID_LABEL = re.compile(r"^SKU[\s:#]+", re.IGNORECASE)  # "SKU HO-JKT-M-NVY": the label, not the code
 # What every money entity holds (see `entities._NUMERIC`).
 _MONEY_SIGNS = ("$", "€", "£", "USD", "EUR", "GBP", "dollars", "usd", "euros")
-
-
-class FaithfulnessParams(DetectorParams):
-    threshold: float = Field(
-        0.9, ge=0, le=1, description="Replies whose supported share is below this are flagged."
-    )
-    tolerance: float = Field(
-        0.1, ge=0, le=1, description="Relative slack for numbers marked approximate (`about 50`)."
-    )
-    context_keys: list[str] = Field(
-        default_factory=list,
-        description="JSON keys of tool outputs that hold retrieved context; empty = all output.",
-    )
 
 
 class _Pool:

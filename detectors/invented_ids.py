@@ -17,42 +17,13 @@ import re
 from collections.abc import Iterator
 from typing import Any, NamedTuple
 
-from pydantic import Field, field_validator
-
 from detectors.models import Severity, Signal
-from detectors.registry import DetectorParams, detector
+from detectors.params import InventedIdParams
+from detectors.registry import detector
 from sessions.models import EventKind, Session
 
-STRIPE_PREFIXES = [
-    "acct", "ba", "card", "ch", "cs", "cus", "evt", "ii", "in", "pi", "pm", "po", "price",
-    "prod", "re", "seti", "si", "src", "sub", "tr", "txn",
-]  # fmt: skip
 UUID = r"\b[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}\b"
 _UUID_MIDDLE = re.compile(r"-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-")
-
-
-class InventedIdParams(DetectorParams):
-    prefixes: list[str] = Field(
-        default_factory=lambda: list(STRIPE_PREFIXES),
-        description="Prefixes of Stripe-style ids (`cus_...`); [] turns the pattern off.",
-    )
-    min_body: int = Field(8, ge=4, description="Shortest id body after the prefix's `_`.")
-    uuids: bool = Field(True, description="Check UUIDs.")
-    patterns: dict[str, str] = Field(
-        default_factory=dict,
-        description="More id patterns for this agent, name -> regex (e.g. ticket keys "
-        "`\\b[A-Z]{2,10}-\\d+\\b`). Matched as written in tool inputs, compared without case.",
-    )
-
-    @field_validator("patterns")
-    @classmethod
-    def _compiles(cls, value: dict[str, str]) -> dict[str, str]:
-        for regex in value.values():
-            try:  # a bad regex is a config error, raised before the night runs
-                re.compile(regex)
-            except re.error as exc:
-                raise ValueError(f"bad regex {regex!r}: {exc}") from None
-        return value
 
 
 class _Check(NamedTuple):

@@ -19,11 +19,11 @@ import re
 import shlex
 
 import orjson
-from pydantic import Field, field_validator
 
 from detectors.action_rules import EXIT_TAIL, TEST_COMMANDS, name_words
 from detectors.models import Severity, Signal
-from detectors.registry import DetectorParams, detector
+from detectors.params import NotFoundParams
+from detectors.registry import detector
 from detectors.unknown_tool import _REJECTION, fold_case, may_reject
 from sessions.formats.common import argv_command
 from sessions.models import Event, EventKind, Session
@@ -509,27 +509,6 @@ def template(output: str, found: re.Match[str], category: str, target: str | Non
 _PATH_KEYS = ("file_path", "path", "notebook_path", "filename", "file", "url", "uri")
 _SHELL_KEYS = ("command", "cmd", "script", "code")
 _CLI_KEYS = ("args", "arguments")  # a CLI tool's argument string (`aws_cli {"args": "s3 ls"}`)
-
-
-class NotFoundParams(DetectorParams):
-    patterns: list[str] = Field(
-        default_factory=list,
-        description="Extra regexes for this agent's not-found errors; a named group `t` "
-        "captures the missing target.",
-    )
-    probe_commands: list[str] = Field(
-        default_factory=list, description="Extra shell commands that only test for existence."
-    )
-
-    @field_validator("patterns")
-    @classmethod
-    def _compiles(cls, value: list[str]) -> list[str]:
-        for pattern in value:
-            try:  # a bad regex is a config error, raised before the night runs
-                re.compile(pattern)
-            except re.error as exc:
-                raise ValueError(f"bad regex {pattern!r}: {exc}") from None
-        return value
 
 
 # A call that creates something: by its tool's name (`create_repo`, `register_device`), its

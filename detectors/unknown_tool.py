@@ -12,10 +12,9 @@ from __future__ import annotations
 import difflib
 import re
 
-from pydantic import Field
-
 from detectors.models import Severity, Signal
-from detectors.registry import DetectorParams, detector
+from detectors.params import UnknownToolParams
+from detectors.registry import detector
 from sessions.models import Event, EventKind, Session
 
 # What harnesses answer when the model calls a tool they do not have (Claude Code, the Agents SDK,
@@ -61,16 +60,6 @@ def _rejects(result: Event) -> bool:
 
 
 _SPLIT = re.compile(r"[^a-z0-9]+|(?<=[a-z0-9])(?=[A-Z])")
-
-
-class UnknownToolParams(DetectorParams):
-    ignore: list[str] = Field(
-        default_factory=list,
-        description="Tool names never flagged (e.g. a tool the harness injects but never lists).",
-    )
-    closest_cutoff: float = Field(
-        0.6, ge=0, le=1, description="Similarity from which a registered tool is named as closest."
-    )
 
 
 def _tokens(name: str) -> frozenset[str]:

@@ -777,10 +777,10 @@ def _anchor(kid: Session) -> datetime | None:
 
 def _merge(parent: Session, kids: list[Session]) -> None:
     # The progress lines' copies of a sub-agent's calls give way to its own file.
-    linked = {kid.meta.get("agent_id") for kid in kids}
-    if any(e.subagent in linked and e.meta.get("mirrored") for e in parent.events):
+    kid_ids = {kid.meta.get("agent_id") for kid in kids}
+    if any(e.subagent in kid_ids and e.meta.get("mirrored") for e in parent.events):
         parent.events = [
-            e for e in parent.events if not (e.subagent in linked and e.meta.get("mirrored"))
+            e for e in parent.events if not (e.subagent in kid_ids and e.meta.get("mirrored"))
         ]
     calls = {e.call_id: i for i, e in enumerate(parent.events) if e.kind is _CALL and e.call_id}
     spawns: dict[str, str] = parent.meta.get("subagent_calls", {})
