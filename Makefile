@@ -5,7 +5,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 DATE ?= 2026-11-29
 
-.PHONY: example test lint bench clean
+.PHONY: example test lint bench compiled test-compiled bench-compiled clean
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV)
@@ -26,5 +26,27 @@ lint: $(VENV)/.installed
 bench: $(VENV)/.installed
 	$(PY) bench/parse_throughput.py
 
+# The same tree with the hot modules compiled by mypyc (setup.py, HALLUWATCH_COMPILE=1), as
+# infra/Dockerfile builds it: a copy under build/, so the extensions never shadow this checkout's
+# sources. Needs a C compiler.
+COMPILED := build/compiled
+SHARED := $(abspath ..)/shared
+
+compiled:
+	rm -rf $(COMPILED) && mkdir -p $(COMPILED)
+	tar -c --exclude=./.git --exclude=./build --exclude='./.venv*' --exclude=__pycache__ \
+		--exclude='*.so' --exclude=./examples/results --exclude='*.egg-info' . | tar -x -C $(COMPILED)
+	python3 -m venv $(COMPILED)/.venv
+	$(COMPILED)/.venv/bin/python -m pip install --quiet --upgrade pip
+	cd $(COMPILED) && HALLUWATCH_COMPILE=1 .venv/bin/python -m pip install --quiet -e '.[test]'
+	$(COMPILED)/.venv/bin/python -c 'import sys, detectors.action_claims as m; \
+		sys.exit(0 if m.__file__.endswith(".so") else "not compiled: " + m.__file__)'
+
+test-compiled: compiled
+	cd $(COMPILED) && HALLUWATCH_SHARED=$(SHARED) .venv/bin/pytest
+
+bench-compiled: compiled
+	cd $(COMPILED) && .venv/bin/python bench/code_checks.py --corpus $(SHARED)/corpus
+
 clean:
-	rm -rf $(VENV) examples/results
+	rm -rf $(VENV) examples/results build *.so detectors/*.so sessions/*.so sessions/formats/*.so

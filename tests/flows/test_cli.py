@@ -9,10 +9,9 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from tests_support import halluwatch_bin
+from tests_support import SHARED, halluwatch_bin
 
 REPO = Path(__file__).resolve().parents[2]
-SHARED = REPO.parent / "shared"
 
 
 def run_cli(
