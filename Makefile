@@ -39,7 +39,7 @@ compiled:
 	python3 -m venv $(COMPILED)/.venv
 	$(COMPILED)/.venv/bin/python -m pip install --quiet --upgrade pip
 	cd $(COMPILED) && HALLUWATCH_COMPILE=1 .venv/bin/python -m pip install --quiet -e '.[test]'
-	$(COMPILED)/.venv/bin/python -c 'import sys, detectors.action_claims as m; \
+	cd $(COMPILED) && .venv/bin/python -c 'import sys, detectors.action_claims as m; \
 		sys.exit(0 if m.__file__.endswith(".so") else "not compiled: " + m.__file__)'
 
 test-compiled: compiled

@@ -15,18 +15,25 @@ import os
 
 from setuptools import setup
 
-# The modules where a night's time goes (reading Claude Code files, the claim and not-found
-# checks), and which hold no pydantic model (mypyc compiles none: detectors/params.py holds the
-# detectors' ones). faithfulness.py and entities.py run no faster compiled (measured), so stay.
+# The modules a night's checks spend their time in: reading sessions (Claude Code files above all)
+# and every detector. None may hold a pydantic model (mypyc compiles none: the detectors' models
+# are in detectors/params.py) or use functools.cached_property (compiled, it keeps nothing);
+# tests/test_build.py checks both.
 COMPILED = [
-    "sessions/formats/claude_code.py",
+    "sessions/models.py",
+    "sessions/reader.py",
     "sessions/formats/common.py",
-    "detectors/action_claims.py",
+    "sessions/formats/claude_code.py",
+    "detectors/models.py",
+    "detectors/entities.py",
     "detectors/action_keywords.py",
     "detectors/action_rules.py",
     "detectors/named_claims.py",
-    "detectors/not_found.py",
+    "detectors/action_claims.py",
+    "detectors/faithfulness.py",
     "detectors/invented_ids.py",
+    "detectors/not_found.py",
+    "detectors/unknown_tool.py",
 ]
 
 

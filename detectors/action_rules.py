@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property, lru_cache
+from functools import lru_cache
 
 from detectors.entities import scan
 from detectors.params import Rule
@@ -50,7 +50,7 @@ class CompiledRule:
             tool_names,
         )
 
-    @cached_property
+    @property
     def name(self) -> str:
         return self.rule.name
 

@@ -25,7 +25,6 @@ import math
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
-from functools import cached_property
 from itertools import repeat
 from typing import Any
 
@@ -110,75 +109,133 @@ class _Pool:
 
 
 class _Event:
-    """One context event's text; what is read from it is computed on first need and kept."""
+    """One context event's text; what is read from it is computed on first need and kept (in
+    attributes by hand: mypyc compiles ``functools.cached_property`` as a property that keeps
+    nothing)."""
 
     def __init__(self, text: str) -> None:
         self.text = text
+        self._clean_: str | None = None
+        self._entities_: list[Entity] | None = None
+        self._norms_: set[str] | None = None
+        self._ids_: set[str] | None = None
+        self._scopes_: set[str] | None = None
+        self._viewed_: list[float] | None = None
+        self._counts_: list[float] | None = None
+        self._count_totals_: set[float] | None = None
+        self._bare_: list[float] | None = None
+        self._words_: list[float] | None = None
+        self._digits_: set[str] | None = None
+        self._run_sums_: set[float] | None = None
+        self._has_money_sign_: bool | None = None
+        self._values_: dict[str, list[float]] | None = None
+        self._columns_: dict[str, list[float]] | None = None
+        self._columns_read = False
 
-    @cached_property
+    @property
     def clean(self) -> str:
-        return clean(self.text)
+        if self._clean_ is None:
+            self._clean_ = clean(self.text)
+        return self._clean_
 
-    @cached_property
+    @property
     def entities(self) -> list[Entity]:
-        return extract(self.clean, context=True, is_clean=True)
+        if self._entities_ is None:
+            self._entities_ = extract(self.clean, context=True, is_clean=True)
+        return self._entities_
 
-    @cached_property
+    @property
     def norms(self) -> set[str]:
-        return {e.norm for e in self.entities}
+        if self._norms_ is None:
+            self._norms_ = {e.norm for e in self.entities}
+        return self._norms_
 
-    @cached_property
+    @property
     def ids(self) -> set[str]:
-        return {e.norm for e in self.entities if e.value is None and e.kind != "date"}
+        if self._ids_ is None:
+            self._ids_ = {e.norm for e in self.entities if e.value is None and e.kind != "date"}
+        return self._ids_
 
-    @cached_property
+    @property
     def scopes(self) -> set[str]:
-        return {k for e in self.entities if e.kind == "date" for k in scope_keys(e.norm)}
+        if self._scopes_ is None:
+            self._scopes_ = {
+                k for e in self.entities if e.kind == "date" for k in scope_keys(e.norm)
+            }
+        return self._scopes_
 
-    @cached_property
+    @property
     def viewed(self) -> list[float]:
-        return viewed_lines(self.text)
+        if self._viewed_ is None:
+            self._viewed_ = viewed_lines(self.text)
+        return self._viewed_
 
-    @cached_property
+    @property
     def counts(self) -> list[float]:
-        return context_counts(self.clean, is_clean=True)
+        if self._counts_ is None:
+            self._counts_ = context_counts(self.clean, is_clean=True)
+        return self._counts_
 
-    @cached_property
+    @property
     def count_totals(self) -> set[float]:
-        return count_totals(self.clean, is_clean=True)
+        if self._count_totals_ is None:
+            self._count_totals_ = count_totals(self.clean, is_clean=True)
+        return self._count_totals_
 
-    @cached_property
+    @property
     def bare(self) -> list[float]:
+        if self._bare_ is None:
+            self._bare_ = self._read_bare()
+        return self._bare_
+
+    def _read_bare(self) -> list[float]:
         # An ISO date's parts are no figures (`2025-01-31` backs no "nearly 2,000 users").
         text = self.clean
         if "-" in text:
             text = _ISO_DATE.sub(" ", text)
         return context_digit_numbers(text, is_clean=True)
 
-    @cached_property
+    @property
     def words(self) -> list[float]:
-        return context_word_numbers(self.clean, is_clean=True)
+        if self._words_ is None:
+            self._words_ = context_word_numbers(self.clean, is_clean=True)
+        return self._words_
 
-    @cached_property
+    @property
     def digits(self) -> set[str]:
-        return digit_runs(self.text)
+        if self._digits_ is None:
+            self._digits_ = digit_runs(self.text)
+        return self._digits_
 
-    @cached_property
+    @property
     def columns(self) -> dict[str, list[float]] | None:
         """A JSON output's numbers by key path (see ``json_columns``); None for other text."""
-        return json_columns(self.text)
+        if not self._columns_read:
+            self._columns_ = json_columns(self.text)
+            self._columns_read = True
+        return self._columns_
 
-    @cached_property
+    @property
     def run_sums(self) -> set[float]:
         """Totals a reply may state from an output: the sums of two or more neighbouring numbers
         under the same JSON key path (the prices of a reservation's flights, the legs of a
         connection) or in one column of a text table (a query's rows), within runs of at most
         ``_RUN`` items."""
+        if self._run_sums_ is None:
+            self._run_sums_ = self._read_run_sums()
+        return self._run_sums_
+
+    def _read_run_sums(self) -> set[float]:
         columns = self.columns
         return _column_sums(table_columns(self.text) if columns is None else columns.values())
 
-    @cached_property
+    @property
     def has_money_sign(self) -> bool:
+        if self._has_money_sign_ is None:
+            self._has_money_sign_ = self._read_has_money_sign()
+        return self._has_money_sign_
+
+    def _read_has_money_sign(self) -> bool:
         # `in` for each (not one regex: the regex engine scans character classes slowly).
         return any(sign in self.text for sign in _MONEY_SIGNS)
 
@@ -191,9 +248,11 @@ class _Event:
             self._values[kind] = values
         return values
 
-    @cached_property
+    @property
     def _values(self) -> dict[str, list[float]]:
-        return {}  # kind -> `values(kind)`
+        if self._values_ is None:
+            self._values_ = {}  # kind -> `values(kind)`
+        return self._values_
 
     def total(self, kind: str) -> float | None:
         """The sum of this event's numbers of ``kind``, added in order (as a reply might)."""
