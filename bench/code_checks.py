@@ -202,6 +202,17 @@ def units_tools() -> Path:
     return _CORPUS / "openai_chat" / "tau_airline" / "tools.json"
 
 
+def build() -> str:
+    """Which build is measured: how many of the modules setup.py compiles are extensions."""
+    compiled = [
+        m for name, m in sys.modules.items() if name.startswith(("sessions.", "detectors."))
+    ]
+    native = sum(1 for m in compiled if str(getattr(m, "__file__", "")).endswith(".so"))
+    if not native:
+        return "pure Python (HALLUWATCH_COMPILE=1 compiles the hot modules: make bench-compiled)"
+    return f"{native} modules compiled by mypyc (setup.py)"
+
+
 def main() -> int:
     global _CORPUS
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -218,6 +229,7 @@ def main() -> int:
     _CORPUS = args.corpus.resolve()
     figures = measure(templates(_CORPUS), args.sessions, args.mix)
     figures["detectors"] = ", ".join(sorted(registered()))
+    figures["build"] = build()
     if args.json:
         print(json.dumps(figures, indent=2))
         return 0
@@ -227,6 +239,7 @@ def main() -> int:
         f"{f['mb']:.1f} MB, "
         f"{f['signals']:,} signals; detectors: {f['detectors']}"
     )
+    print(f"build: {f['build']}")
     print(f"{'':28}{'sessions/s':>12}{'MB/s':>9}")
     for label, key in (
         ("orjson.loads (raw parse)", "orjson"),
