@@ -15,15 +15,30 @@ import os
 
 from setuptools import setup
 
-# The modules a night's checks spend their time in: reading sessions (Claude Code files above all)
-# and every detector. None may hold a pydantic model (mypyc compiles none: the detectors' models
-# are in detectors/params.py) or use functools.cached_property (compiled, it keeps nothing);
-# tests/test_build.py checks both.
+# The modules a night's checks spend their time in: reading sessions (every format; Claude Code
+# files take the most) and every detector. None may hold a pydantic model (mypyc compiles none:
+# the detectors' models are in detectors/params.py) or use functools.cached_property (compiled,
+# it keeps nothing); tests/test_build.py checks both.
 COMPILED = [
     "sessions/models.py",
+    "sessions/documents.py",
     "sessions/reader.py",
+    "sessions/formats/registry.py",
     "sessions/formats/common.py",
     "sessions/formats/claude_code.py",
+    "sessions/formats/_messages.py",
+    "sessions/formats/_history.py",
+    "sessions/formats/_otlp.py",
+    "sessions/formats/anthropic_messages.py",
+    "sessions/formats/langfuse.py",
+    "sessions/formats/langsmith.py",
+    "sessions/formats/openai_agents.py",
+    "sessions/formats/openai_chat.py",
+    "sessions/formats/openai_responses.py",
+    "sessions/formats/openhands.py",
+    "sessions/formats/openinference.py",
+    "sessions/formats/otel_genai.py",
+    "sessions/formats/swe_agent.py",
     "detectors/models.py",
     "detectors/entities.py",
     "detectors/action_keywords.py",
