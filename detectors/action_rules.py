@@ -1012,6 +1012,10 @@ _VERB_BY_STEM = {stem(v): v for v in (*STATE_VERBS, *STATE_PHRASES)} | {
 }
 
 
+# Tool-name verbs that make a record of an action (see ``tool_action``).
+_MAKES = frozenset({"create", "submit"})
+
+
 @dataclass(frozen=True)
 class ToolAction:
     """What a domain tool's name says it does: a state-change verb and the objects it acts on."""
@@ -1041,13 +1045,19 @@ def tool_action(name: str) -> ToolAction | None:
     )
     if at < 0:
         return None
-    verbs = frozenset({_VERB_BY_STEM[stems[at]]})
+    verb = _VERB_BY_STEM[stems[at]]
     objects = frozenset(
         s
         for i, (s, t) in enumerate(zip(stems, tokens, strict=True))
         if i != at and t.lower() not in _STOP and len(s) > 2
     )
-    return ToolAction(name, verbs, objects)
+    # Making an action's record is doing it: `create_booking` books ("your table is reserved"),
+    # `submit_refund` refunds (the noun that ends the name is what is made: not the `payment`
+    # of `create_payment_arrangement`).
+    head = tokens[-1].lower()
+    if verb in _MAKES and at == 0 and len(tokens) > 1 and head in ACTION_NOUNS:
+        return ToolAction(name, frozenset({verb, ACTION_NOUNS[head]}), objects)
+    return ToolAction(name, frozenset({verb}), objects)
 
 
 # Tool-name verbs that name no change a reply could claim done: a reading, a judgement, a

@@ -1842,6 +1842,21 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 39 ---
+        # Making an action's record is doing it: `create_booking` books, so a failed one
+        # contradicts "is reserved"; the `payment` of `create_payment_arrangement` is no payment.
+        (
+            {"check_availability", "create_booking", "cancel_booking"},
+            [("create_booking", {"party_size": 6}, "Error: 409 TABLE_HELD - held", True)],
+            "Your table for 6 is reserved for 7:30 pm on Saturday.",
+            [CONTRADICTED],
+        ),
+        (
+            {"create_payment_arrangement"},
+            [("create_payment_arrangement", {"installments": 6}, "422 override required", True)],
+            "The disconnect is cancelled as long as each installment is paid by its due date.",
+            [],
+        ),
         # --- round 38 ---
         # "sent over to", "is live at".
         (
