@@ -1162,7 +1162,7 @@ _DEFAULT_TABLES = tuple(
 
 @detector(
     "action_claims",
-    version=2,
+    version=3,
     params=ActionClaimsParams,
     kinds=("unbacked_action_claim", "contradicted_action_claim"),
 )

@@ -1095,7 +1095,7 @@ def _derives(
     return False
 
 
-@detector("faithfulness", version=2, params=FaithfulnessParams, kinds=(KIND,))
+@detector("faithfulness", version=3, params=FaithfulnessParams, kinds=(KIND,))
 def faithfulness(session: Session, params: FaithfulnessParams) -> list[Signal]:
     context = _Context(params)
     signals: list[Signal] = []

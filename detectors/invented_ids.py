@@ -182,7 +182,7 @@ class _Seen:
         return hit
 
 
-@detector("invented_id", version=1, params=InventedIdParams)
+@detector("invented_id", version=2, params=InventedIdParams)
 def invented_id(session: Session, params: InventedIdParams) -> list[Signal]:
     patterns = _compile(params)
     if not patterns:

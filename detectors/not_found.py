@@ -939,7 +939,7 @@ _WHAT = {
 }
 
 
-@detector("not_found", version=2, params=NotFoundParams)
+@detector("not_found", version=3, params=NotFoundParams)
 def not_found(session: Session, params: NotFoundParams) -> list[Signal]:
     extra = [re.compile(p, _I) for p in params.patterns]
     probe_extra = frozenset(params.probe_commands)

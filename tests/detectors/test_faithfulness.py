@@ -75,7 +75,7 @@ def test_suite_runs_it_with_kind_and_version() -> None:
     session = _tool_session(json.dumps({"case_id": "CASE-00123"}), "See CASE-00123, CASE-00999.")
     signals = [s for s in DetectorSuite().run(session) if s.kind == "faithfulness_violation"]
     assert [(s.value, s.detector, s.detector_version) for s in signals] == [
-        ("CASE-00999", "faithfulness", 2)
+        ("CASE-00999", "faithfulness", 3)
     ]
 
 
