@@ -20,7 +20,7 @@ STRIPE_PREFIXES = [
 ]  # fmt: skip
 
 
-def _compiled(regex: str) -> str:
+def _valid_regex(regex: str) -> str:
     """``regex`` itself once it compiles; a bad one is a config error, raised before any work."""
     try:
         re.compile(regex)
@@ -80,12 +80,12 @@ class Rule(BaseModel):
     )
     @classmethod
     def _compiles(cls, value: str | None) -> str | None:
-        return value if value is None else _compiled(value)
+        return value if value is None else _valid_regex(value)
 
     @field_validator("tools")
     @classmethod
     def _tools_compile(cls, value: list[str]) -> list[str]:
-        return [_compiled(pattern) for pattern in value]
+        return [_valid_regex(pattern) for pattern in value]
 
 
 class ActionClaimsParams(DetectorParams):
@@ -127,7 +127,7 @@ class InventedIdParams(DetectorParams):
     @field_validator("patterns")
     @classmethod
     def _compiles(cls, value: dict[str, str]) -> dict[str, str]:
-        return {name: _compiled(regex) for name, regex in value.items()}
+        return {name: _valid_regex(regex) for name, regex in value.items()}
 
 
 class NotFoundParams(DetectorParams):
@@ -143,7 +143,7 @@ class NotFoundParams(DetectorParams):
     @field_validator("patterns")
     @classmethod
     def _compiles(cls, value: list[str]) -> list[str]:
-        return [_compiled(pattern) for pattern in value]
+        return [_valid_regex(pattern) for pattern in value]
 
 
 class UnknownToolParams(DetectorParams):

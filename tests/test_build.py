@@ -8,11 +8,9 @@ neither shows in the pure-Python test run, so they are kept out by reading the s
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
-
-REPO = Path(__file__).resolve().parents[1]
+from tests_support import REPO
 
 
 def _compiled() -> list[str]:
