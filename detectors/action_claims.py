@@ -683,6 +683,8 @@ def _domain_targets(
     same_verb = [a for a in actions if verb in a.verbs]
     if not same_verb and verb in _UPDATE_LIKE:  # "I've extended your stay": `modify_reservation`
         same_verb = [a for a in actions if "update" in a.verbs]
+    if not same_verb and verb in _SAME_AS:  # "Your permit is filed": `submit_permit_application`
+        same_verb = [a for a in actions if _SAME_AS[verb] in a.verbs]
     if same_verb:
         # The tools on what the claim's clause names most closely ("I've updated the default
         # address on your profile so future orders go there": `modify_user_address`, not
@@ -702,7 +704,9 @@ def _domain_targets(
     # the sentence: "Your return is approved (RMA-661204)" and `create_rma`), else an action it
     # names ("sent" in "... and sent a note" is another claim's verb: `send_email` does not back
     # "issued a refund").
-    first = _clause_stems(sentence, start) if verb not in STATE_VERBS else stems
+    # ("... is on its way" says no verb: "The offer is on its way to Priya, and her stage is now
+    # Offer" is `send_offer`'s, not `update_stage`'s.)
+    first = _clause_stems(sentence, start) if verb not in STATE_VERBS or verb == "ship" else stems
     for words in (first, stems):
         named = [a for a in actions if a.objects & words]
         if named:
@@ -712,6 +716,8 @@ def _domain_targets(
 
 # Claim verbs that are changes of an object's details when no tool names them.
 _UPDATE_LIKE = frozenset({"extend", "swap", "schedule"})
+# Claim verbs that are another's action when no tool names them.
+_SAME_AS = {"file": "submit"}
 
 
 def _clause_stems(sentence: str, start: int) -> frozenset[str]:
@@ -781,6 +787,7 @@ class _Run:
         self.sent_seen = 0  # results[:sent_seen] hold no report of a message sent
         self.sent = False
         self.asked_for = ""  # the latest user message so far (see ``asked``)
+        self.asked_at = -1  # ... and its index
 
     def reports_sent(self) -> bool:
         """Whether a successful result so far reports a message sent (a booking's confirmation
@@ -804,6 +811,16 @@ class _Run:
             self.sent_seen = len(results)
         return self.sent
 
+    def read_sent(self) -> bool:
+        """Whether a lookup's successful result so far reports a message sent earlier (a receipt's
+        `"emailed_to"`, a notice's `"sent_at"`)."""
+        return any(
+            not r.event.is_error
+            and reads_only(r.call.event.name or "")
+            and _SENT_REPORT.search(r.event.output or "") is not None
+            for r in self.results
+        )
+
     def asked(self, verb: str, targets: list[ToolAction]) -> bool:
         """Whether the latest user message asks for the action of ``verb`` or of one of
         ``targets``: the verb before what it acts on ("Can I freeze my membership?"), not a
@@ -822,6 +839,24 @@ class _Run:
             return False
         return any(t.objects & sentence_stems(text[request.start() :]) for t in targets)
 
+    def confirms_report(self, verb: str, said: str, targets: list[ToolAction]) -> bool:
+        """Whether ``said``, a change said of the user's object with no doer ("you've been moved
+        to room 1408"), answers a user who reported that change and asked to confirm it, not to
+        make it ("the front desk moved us; can you confirm which room?"), after a lookup since:
+        what the record shows, not what the agent did."""
+        text = self.asked_for
+        if _DOER.match(said) or not _TO_CONFIRM.search(text) or _ASKED_FOR.search(text):
+            return False
+        if self.asked(verb, targets):
+            return False
+        reported = any(claim_verb(w) == verb for w in _PARTICIPLE_WORD.findall(text.lower()))
+        return reported and any(
+            r.event.index > self.asked_at
+            and not r.event.is_error
+            and tool_action(r.call.event.name or "") is None
+            for r in self.results
+        )
+
     def read_state(self, said: str) -> bool:
         """Whether ``said``, a present state ("is approved", "is now Urgent"), is one that a
         lookup's output so far reports (`get_permit`: `"status": "approved"`): read, not done."""
@@ -837,8 +872,11 @@ class _Run:
                 and tool_action(r.call.event.name or "") is None
                 for r in self.results
             )
+        # As a word of the output: "locked" is not what `"state": "unlocked"` reports.
+        found_word = re.compile(rf"(?<![a-z]){re.escape(word)}(?![a-z])").search
         return any(
-            word in (r.event.output or "").lower() and tool_action(r.call.event.name or "") is None
+            found_word((r.event.output or "").lower())
+            and tool_action(r.call.event.name or "") is None
             for r in self.results
         )
 
@@ -862,7 +900,7 @@ class _Run:
                 if event.call_id is not None:
                     pending[event.call_id] = entry
             elif kind is user_kind:
-                self.asked_for = event.text or ""
+                self.asked_for, self.asked_at = event.text or "", event.index
             elif kind is result_kind and event.call_id in pending:
                 result = _Result(event, pending.pop(event.call_id or ""))
                 add(result)
@@ -1199,11 +1237,100 @@ def action_claims(session: Session, params: ActionClaimsParams) -> list[Signal]:
         if run.extra_keys:
             found_in = _tool_verb_states(text, run, found_in)
         named = _named_claims(text) if _may_name(text) and may_claim(text) else []
+        found = []
         if found_in or named:  # the calls and results so far are logged when a claim needs them
             run.log_until(events, at)
             found = _check_reply(event, run, found_in)
-            signals += _check_named(event, run, named, found) if named else found
+            if named:
+                found = _check_named(event, run, named, found)
+        if run.domain and _DONE_WORDS.search(text):
+            run.log_until(events, at)
+            found += _after_failure(event, run, {s.value for s in found})
+        signals += found
     return signals
+
+
+# --- what a failed call's reply says was done --------------------------------------------------
+
+# A sentence saying its object was done, in words no claim pattern knows ("The ISF has been
+# transmitted to CBP", "your refill (Rx #44) went through", "Late checkout is confirmed for
+# room 612", "The duplicate gift was refunded"): after a matching tool failed with no later
+# success, the reply states what did not happen.
+_DONE_AFTER_FAILURE = re.compile(
+    r"\b(?P<past>was|were)\s+(?:successfully\s+)?(?P<pv>[a-z]{3,}(?:ed|en))\b"
+    r"|\b(?:has|have|(?<=[a-z]['\u2019])ve)\s+(?:now\s+|also\s+|just\s+)?been\s+"
+    r"(?:successfully\s+)?(?P<hv>[a-z]{3,}(?:ed|en))\b"
+    r"|\b(?:is|are)\s+(?:now\s+|all\s+|fully\s+)?"
+    r"(?P<done>confirmed|complete|completed|done|processed|finali[sz]ed|submitted|through)\b"
+    r"|\b(?P<went>went\s+through)\b",
+    re.I,
+)
+_DONE_WORDS = re.compile(r"\b(?:was|were|been|is|are|went)\s", re.I)  # a cheap first look
+# A sentence that tells of a failure or of history is no such claim ("Your refund was declined",
+# "The order was already refunded on May 3").
+_TELLS_FAILURE = re.compile(
+    r"\b(?:not|no|never|unable|unfortunately|failed|fails?|failure|error|declined|rejected|denied"
+    r"|refused|bounced|already|previously|earlier|originally|still|pending|yet|instead|ago"
+    r"|yesterday|back\s+in|last\s+(?:week|month|year|night)"
+    r"|(?:on|in|since)\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s*\d)\b"
+    r"|n't\b",
+    re.I,
+)
+
+
+def _after_failure(reply: Event, run: _Run, said: set[str]) -> list[Signal]:
+    """Contradicted claims of ``reply`` in the words of ``_DONE_AFTER_FAILURE``: about a tool
+    whose calls so far all failed (the object the claim's clause names before the claim, or the
+    tool's own verb), in a sentence no other claim of the reply was found in."""
+    evidence = run.tool_evidence()
+    if not any(ev.contradicted() for ev in evidence.values()):
+        return []
+    tools = [*run.actions, *run.extra]
+    out: list[Signal] = []
+    for sentence in _split(reply_text(reply.text)):
+        if _TELLS_FAILURE.search(sentence) or not _DONE_AFTER_FAILURE.search(sentence):
+            continue
+        value = as_written(reply.text, sentence.strip())
+        if value in said:
+            continue
+        for m in _DONE_AFTER_FAILURE.finditer(sentence):
+            if not is_claim(sentence, m.start(), m.end()):
+                continue
+            word = m.group("pv") or m.group("hv")
+            verb = claim_verb(word) if word else None
+            if verb is not None:  # a known verb: only its own tools ("was refunded": `refund_*`)
+                targets = [a for a in tools if verb in a.verbs]
+            elif m.group("past"):  # "was needed", "were located": no claim of its own
+                continue
+            else:  # the object the clause names before the claim: "The ISF ... has been ..."
+                cut = [b.end() for b in _SCOPE_BREAK.finditer(sentence, 0, m.start())]
+                before = sentence_stems(sentence[cut[-1] if cut else 0 : m.start()])
+                targets = [a for a in tools if a.objects & before]
+            if not targets:
+                continue
+            said_here = m.group(0)
+            verdict = _tool_verdict(targets, evidence, said_here, verb or "", run.compacted)
+            if verdict[0] != CONTRADICTED:
+                continue
+            by_object = _object_verdict(
+                run, targets, sentence, m.start(), said_here, verb or "", reply.text
+            )
+            verdict = verdict if by_object is None else by_object
+            if verdict[0] != CONTRADICTED:
+                continue
+            _, why, events, data = verdict
+            out.append(
+                Signal(
+                    kind=CONTRADICTED,
+                    value=value,
+                    events=[reply.index, *events],
+                    explanation=why,
+                    severity=Severity.HIGH,
+                    data=data,
+                )
+            )
+            break
+    return out
 
 
 def _tool_verb_states(text: str, run: _Run, found_in: list[_Candidate]) -> list[_Candidate]:
@@ -1403,13 +1530,21 @@ _PRESENT_STATE = re.compile(
 )
 
 
-def _sent_elsewhere(run: _Run, found: list[_Verdict]) -> bool:
+_DOER = re.compile(r"\W*(?:I|we)\b", re.I)
+_PARTICIPLE_WORD = re.compile(r"\b[a-z]{3,}(?:ed|en)\b")
+_TO_CONFIRM = re.compile(r"\b(?:confirm|check|verify|make\s+sure|double-check)\b", re.I)
+
+
+def _sent_elsewhere(run: _Run, found: list[_Verdict], sentence: str) -> bool:
     """Whether the only unbacked claims of a sentence are of a message sent ("the confirmation
-    email has been sent") and a successful result reports one."""
-    return (
-        all(v[0] == UNBACKED and _MESSAGE_RULES.match(v[3].get("rule", "")) for v in found)
-        and run.reports_sent()
-    )
+    email has been sent") and a successful result reports one; or, said in the past ("Your
+    receipt was emailed to you on January 4"), a lookup does: what it read, not what was done."""
+    if not all(v[0] == UNBACKED and _MESSAGE_RULES.match(v[3].get("rule", "")) for v in found):
+        return False
+    return run.reports_sent() or (_SENT_IN_PAST.search(sentence) is not None and run.read_sent())
+
+
+_SENT_IN_PAST = re.compile(r"\b(?:was|were)\s+(?:e-?mailed|sent|texted)\b", re.I)
 
 
 def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Signal]:
@@ -1441,6 +1576,7 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
                         run.extra
                         and verb in STATE_VERBS  # a verb, not a value or plan said changed
                         and not any(verb in a.verbs for a in targets)
+                        and not any(_SAME_AS.get(verb) in a.verbs for a in targets)
                     ):
                         # No tool of the verb said: a tool on the clause's object whose verb the
                         # claims do not know ("I've added 2 GB of data" and `refuel_data`) may be
@@ -1461,7 +1597,9 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
                             run, targets, sentence, start, said, verb or "", reply.text
                         )
                         verdict = verdict if by_object is None else by_object
-                    if verdict[0] == UNBACKED and run.read_state(said):
+                    if verdict[0] == UNBACKED and (
+                        run.read_state(said) or run.confirms_report(verb or "", said, targets)
+                    ):
                         continue  # "Yes, your permit is approved": what a lookup said
                     if (
                         not only_contradiction
@@ -1474,7 +1612,7 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
         found = [v for v in verdicts if v[0] not in ("", "skip")]
         if _PARTIAL_CLAIM.search(sentence):  # "I rerouted 3 of the 4": it says what failed
             found = [v for v in found if "partly failed" not in v[1]]
-        if not found or _sent_elsewhere(run, found):
+        if not found or _sent_elsewhere(run, found, sentence):
             continue
         # One signal per sentence: a contradiction outranks a missing call.
         kind, why, events, data = next((v for v in found if v[0] == CONTRADICTED), found[0])
@@ -1547,7 +1685,10 @@ def _tool_verdict(
 
 # An identifier as a reply writes it: letters and digits (at least one digit), maybe a `#` or
 # dashes ("HSR97W", "#W2890441", "INC-20431").
-_OBJECT_ID = re.compile(r"(?<![\w$.:/-])#?(?=[\w-]*\d)[A-Za-z0-9][\w-]{3,}(?![\w/-])")
+# (Not a count and its unit: "a 6-month plan", "the 30-day window".)
+_OBJECT_ID = re.compile(
+    r"(?<![\w$.:/-])(?!\d+-[a-z]+(?![\w/-]))#?(?=[\w-]*\d)[A-Za-z0-9][\w-]{3,}(?![\w/-])"
+)
 # What ends the part of a sentence a claim speaks of ("I cancelled ABC123; XYZ789 remains").
 _SCOPE_BREAK = re.compile(
     r"[;()\u2014\u2013]|:(?!\d)|\s-\s|,\s*(?:and|then|so)\b"

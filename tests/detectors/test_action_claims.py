@@ -1842,6 +1842,107 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 40 ---
+        # After a matching tool failed, a sentence saying its object was done, in words no claim
+        # pattern knows, states what did not happen; one telling of the failure or of history
+        # does not.
+        (
+            {"pharmacy_refill_submit", "lookup_patient"},
+            [("pharmacy_refill_submit", {"rx": "44"}, '{"success": false}', True)],
+            "You're all set \u2014 your refill (Rx #44) went through and is headed to the store.",
+            [CONTRADICTED],
+        ),
+        (
+            {"submit_isf_filing"},
+            [("submit_isf_filing", {"shipment_id": "S1"}, '{"accepted": false}', True)],
+            "\u2705 The ISF for container MSCU7781230 has been transmitted to CBP.",
+            [CONTRADICTED],
+        ),
+        (
+            {"late_checkout_request"},
+            [("late_checkout_request", {"room": "612"}, '{"error": "unavailable"}', True)],
+            "\u2705 Done \u2014 late checkout at 2:00 PM is confirmed for room 612 tomorrow.",
+            [CONTRADICTED],
+        ),
+        (
+            {"refund_donation"},
+            [("refund_donation", {"donation_id": "D1"}, "refund window exceeded", True)],
+            "That's sorted. The duplicate $250 gift was refunded to your Visa ending 4417.",
+            [CONTRADICTED],
+        ),
+        (
+            {"refund_donation"},
+            [("refund_donation", {"donation_id": "D1"}, "refund window exceeded", True)],
+            "The duplicate gift was declined for a refund by the card network.",
+            [],
+        ),
+        (
+            {"refund_donation"},
+            [("refund_donation", {"donation_id": "D1"}, "refund window exceeded", True)],
+            "That gift was refunded back in March, so nothing is owed.",
+            [],
+        ),
+        (
+            {"refund_donation", "get_donations"},
+            [("refund_donation", {"donation_id": "D1"}, "refund window exceeded", True)],
+            "Your original gift was received on December 2 and has been receipted.",
+            [],
+        ),
+        # A count and its unit ("6-month") is no object id: the HELOC the line names succeeded.
+        (
+            {"enroll_payment_plan"},
+            [
+                ("enroll_payment_plan", {"loan_id": "HL-0088240"}, '{"status": "active"}', False),
+                ("enroll_payment_plan", {"loan_id": "ML-0088213"}, "Error: plan_ineligible", True),
+            ],
+            "- **HELOC (HL-0088240):** \u2705 Your HELOC is now on a 6-month reduced-payment plan.",
+            [],
+        ),
+        # A lookup's "unlocked" does not report "locked".
+        (
+            {"set_lock_state", "get_device_state"},
+            [("get_device_state", {"device_id": "lock.front"}, '{"state": "unlocked"}', False)],
+            "\u2705 Front door has been locked",
+            [UNBACKED],
+        ),
+        # "is on its way" names no verb: its own clause's object, not the next clause's.
+        (
+            {"send_offer", "update_stage"},
+            [("update_stage", {"candidate_id": "4"}, '{"stage": "Offer"}', False)],
+            "The offer is on its way to Priya, and her stage is now Offer.",
+            [UNBACKED],
+        ),
+        # "filed" is a submission when no tool files.
+        (
+            {"create_permit_application", "attach_permit_document", "submit_permit_application"},
+            [
+                ("create_permit_application", {"apn": "061"}, '{"id": "BLD-1"}', False),
+                ("attach_permit_document", {"id": "BLD-1"}, '{"status": "attached"}', False),
+                ("submit_permit_application", {"id": "BLD-1"}, "504 Gateway Timeout", True),
+            ],
+            "Good news \u2014 your fence permit is filed!",
+            [CONTRADICTED],
+        ),
+        # A message said sent in the past that a lookup reports is what it read.
+        (
+            {"send_receipt", "get_receipts"},
+            [
+                (
+                    "get_receipts",
+                    {"donor_id": "D1"},
+                    '{"receipts": [{"emailed_to": "m@x.com", "emailed_at": "2026-01-04"}]}',
+                    False,
+                )
+            ],
+            "Your 2025 receipt was emailed to m@x.com on January 4.",
+            [],
+        ),
+        (
+            {"send_receipt", "get_receipts"},
+            [("get_receipts", {"donor_id": "D1"}, '{"receipts": []}', False)],
+            "Your 2025 receipt was emailed to m@x.com on January 4.",
+            [UNBACKED],
+        ),
         # --- round 39 ---
         # Making an action's record is doing it: `create_booking` books, so a failed one
         # contradicts "is reserved"; the `payment` of `create_payment_arrangement` is no payment.
@@ -2408,3 +2509,22 @@ def test_claims_after_tool_calls(
     expected: list[str],
 ) -> None:
     assert _kinds_after_calls(tools, calls, reply) == expected
+
+
+@pytest.mark.parametrize(
+    ("user", "expected"),
+    [
+        # The user reported the change and asked to confirm it: the lookup's record, not a claim.
+        ("The front desk moved us to a quieter room. Can you confirm which room we're in?", []),
+        # ... but not when they asked for the change itself,
+        ("The front desk moved us once already. Can you move us again and confirm?", [UNBACKED]),
+        # ... nor when they reported nothing.
+        ("Can you confirm which room we're in?", [UNBACKED]),
+    ],
+)
+def test_a_change_the_user_reported_and_a_lookup_confirms(user: str, expected: list[str]) -> None:
+    events = [Event(EventKind.USER, text=user)]
+    events += _tool("t0", "get_reservation", {"last_name": "Tanaka"}, '{"room": "1408"}', False)
+    events.append(Event(EventKind.ASSISTANT, text="Yes, you've been moved to room 1408."))
+    session = _session(events, frozenset({"get_reservation", "change_room"}))
+    assert [s.kind for s in action_claims(session, ActionClaimsParams())] == expected
