@@ -716,6 +716,8 @@ def _domain_targets(
 
 # Claim verbs that are changes of an object's details when no tool names them.
 _UPDATE_LIKE = frozenset({"extend", "swap", "schedule"})
+# Words that make a tool a change of what it names whatever its verb (`request_limit_change`).
+_CHANGE_STEMS = frozenset(stem(w) for w in ("change", "increase", "decrease", "adjust"))
 # Claim verbs that are another's action when no tool names them.
 _SAME_AS = {"file": "submit"}
 
@@ -872,8 +874,11 @@ class _Run:
                 and tool_action(r.call.event.name or "") is None
                 for r in self.results
             )
-        # As a word of the output: "locked" is not what `"state": "unlocked"` reports.
-        found_word = re.compile(rf"(?<![a-z]){re.escape(word)}(?![a-z])").search
+        # As a word of the output: "locked" is not what `"state": "unlocked"` reports, nor
+        # "received" what a field `"received_qty": 0` does (`"fee_waived": true` does).
+        found_word = re.compile(
+            rf"(?<![a-z]){re.escape(word)}(?![a-z])(?![\w-]*\"\s*:\s*(?:false|0|null)\b)"
+        ).search
         return any(
             found_word((r.event.output or "").lower())
             and tool_action(r.call.event.name or "") is None
@@ -1563,7 +1568,11 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
                 targets = _verb_targets(run.extra, sentence, said) if run.extra else []
                 if verb == AMOUNT_SET:  # "your limit is now $5,000": a tool that sets the limit
                     stems = _clause_stems(sentence, start)
-                    targets = [a for a in run.actions if "update" in a.verbs and a.objects & stems]
+                    targets = [
+                        a
+                        for a in run.actions
+                        if ("update" in a.verbs or a.objects & _CHANGE_STEMS) and a.objects & stems
+                    ]
                     verb = "update"
                 elif verb and verb.startswith(f"{LABEL}:"):  # only tools on the labelled object
                     verb = verb[len(LABEL) + 1 :]
@@ -1597,6 +1606,8 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
                             run, targets, sentence, start, said, verb or "", reply.text
                         )
                         verdict = verdict if by_object is None else by_object
+                    if verdict[0] == "":
+                        verdict = _flag_verdict(run, targets, said, verb or "") or verdict
                     if verdict[0] == UNBACKED and (
                         run.read_state(said) or run.confirms_report(verb or "", said, targets)
                     ):
@@ -1679,6 +1690,31 @@ def _tool_verdict(
         data = {"rule": f"{verb} via `{tool}`", "preceding_error": last.last_failure_masked}
         return CONTRADICTED, why, [last.last_failure], data
     return _NONE
+
+
+def _flag_verdict(run: _Run, targets: list[ToolAction], said: str, verb: str) -> _Verdict | None:
+    """A backed claim whose matching call's latest result says, in a field named for the
+    participle said, that it did not happen: "has been sent to Boots" after a refill request
+    answered `"status": "on_hold", "sent_to_pharmacy": false`."""
+    word = _LAST_WORD.search(said)
+    if word is None or len(word.group(0)) < 4:
+        return None
+    names = {t.name for t in targets}
+    latest = next(
+        (r for r in reversed(run.results) if r.call.event.name in names and not r.event.is_error),
+        None,
+    )
+    output = latest.event.output or "" if latest is not None else ""
+    flag = re.search(rf'"({word.group(0).lower()}(?:_\w+)?)"\s*:\s*false\b', output)
+    if latest is None or flag is None:
+        return None
+    tool = latest.call.event.name
+    why = f'Says "{said}", but `{tool}` answered `"{flag.group(1)}": false`.'
+    data = {"rule": f"{verb} via `{tool}`", "preceding_error": f'"{flag.group(1)}": false'}
+    return CONTRADICTED, why, [latest.event.index], data
+
+
+_LAST_WORD = re.compile(r"[A-Za-z]+(?=\W*$)")
 
 
 # --- the object a domain claim names -----------------------------------------------------------

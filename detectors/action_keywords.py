@@ -343,7 +343,8 @@ STATE_KEYS: Keywords = (
         "posted scaled rotated purged uploaded replied responded shared logged requested disputed "
         "ordered swapped switched isolated quarantined way hold plan tier texted messaged paged "
         "reversed withdrawn ported now turned went set put underway started kicked done complete "
-        "held completed advanced skipped got squared out live actioned taken signed cleared"
+        "held completed advanced skipped got squared out live actioned taken signed cleared "
+        "lodged good"
     ),
 )
 # Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in

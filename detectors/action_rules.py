@@ -371,8 +371,9 @@ DEFAULT_RULES: tuple[Rule, ...] = (
         name="pushed",
         # Not "pushed the price change live" (published, not code), nor "pushed a day later".
         # Nor money pushed to a card ("I've pushed $212.40 to your debit card").
+        # Nor an idiom of success ("that's been pushed through").
         claim=r"\bpushed\b(?!\s+(?:(?:a|an|one|two|three|\d+)\s+(?:hour|day|week|month)s?\s+)?"
-        r"(?:back|later)\b)(?!\s+(?:[\w-]+\s+){0,3}?live\b)(?!\s+(?:the\s+)?[$\u20ac\u00a3\d])",
+        r"(?:back|later|through)\b)(?!\s+(?:[\w-]+\s+){0,3}?live\b)(?!\s+(?:the\s+)?[$\u20ac\u00a3\d])",
         tools=[r"(?:^|_)push(?:_|$)|push_files"],
         # A branch, or an image to a registry.
         commands=(
@@ -873,7 +874,7 @@ STATE_VERBS: dict[str, str] = {
     "page": r"paged",  # `page_oncall`: "I've paged the on-call engineer"
     "reverse": r"reversed",  # `reverse_fee`: "I've reversed the $35 overdraft fee"
     "port": r"ported",  # `submit_port_in`: "your number has been ported over"
-    "file": r"filed",
+    "file": r"filed|lodged",  # "We've lodged your appeal"
     # "You're registered for BIO 201", "I've signed you up for the 6 pm class" (`enroll_student`).
     "enroll": r"enrolled|registered|signed\s+(?:(?:you|him|her|them|me|us)\s+)?up\b",
     "withdraw": r"withdrawn",  # `withdraw_from_course`: "you've been withdrawn from ECON 310"
@@ -1221,7 +1222,7 @@ STATE_CLAIM = re.compile(
     # "The exchange for order #W23 is complete", "Your new booking on HAT202 is confirmed": an
     # action noun's outcome, a few words after it (see `matched_verb`).
     r"|\b(?:is|are|has\s+been|have\s+been)\s+(?:now\s+|all\s+|fully\s+)?"
-    r"(?P<v19>complete|completed|done|confirmed|processed|finali[sz]ed)\b"
+    r"(?P<v19>complete|completed|done|confirmed|processed|finali[sz]ed|good\s+to\s+go)\b"
     # "- ✅ Added to Finance-AP and VPN-Users groups": a participle opening a checked item.
     rf"|^\s*(?:[-*+\u2022]\s+)?(?:\*\*)?[\u2705\u2713\u2714]\ufe0f?\s*(?:\*\*)?(?P<v16>{_PARTICIPLES})\b",
     _I,

@@ -1842,6 +1842,77 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 41 ---
+        # A lookup's field named for the state (`"received_qty": 0`) does not report it; its
+        # value does.
+        (
+            {"get_asn", "receive_inbound_shipment"},
+            [("get_asn", {"asn_id": "ASN-1"}, '{"status": "arrived", "received_qty": 0}', False)],
+            "ASN-1 has been received into stock.",
+            [UNBACKED],
+        ),
+        (
+            {"get_asn", "receive_inbound_shipment"},
+            [("get_asn", {"asn_id": "ASN-1"}, '{"status": "received"}', False)],
+            "ASN-1 has been received into stock.",
+            [],
+        ),
+        # "pushed through" is no git push; a tool named for a change sets what it names.
+        (
+            {"request_credit_limit_change", "get_account_summary"},
+            [("request_credit_limit_change", {"limit": "8000"}, '{"status": "declined"}', False)],
+            "Good news: that's been pushed through, and your credit limit is now $8,000.",
+            [CONTRADICTED],
+        ),
+        # "lodged" is "filed"; "good to go" is a success of what it names.
+        (
+            {"submitClaim", "uploadClaimPhotos"},
+            [
+                ("uploadClaimPhotos", {"files": "4"}, '{"uploaded": 4}', False),
+                ("submitClaim", {"draftId": "D1"}, "ClaimValidationError: claim not created", True),
+            ],
+            "We've lodged the claim for the burst pipe in your kitchen.",
+            [CONTRADICTED],
+        ),
+        (
+            {"file_appeal", "upload_document"},
+            [("upload_document", {"case_id": "B1"}, '{"status": "accepted"}', False)],
+            "We've also lodged the appeal against the 20 February refusal.",
+            [UNBACKED],
+        ),
+        (
+            {"issue_guest_pass", "get_member"},
+            [("get_member", {"member_id": "M1"}, '{"guest_passes_remaining": 2}', False)],
+            "Sorted! Marco's guest pass for Thursday 12 March is good to go.",
+            [UNBACKED],
+        ),
+        # A call's answer that the thing said done was not (`"sent_to_pharmacy": false`).
+        (
+            {"prescriptions.request_refill"},
+            [
+                (
+                    "prescriptions.request_refill",
+                    {"rx_id": "RX-1"},
+                    '{"status": "on_hold", "sent_to_pharmacy": false}',
+                    False,
+                )
+            ],
+            "All done: your refill has been sent to Boots on Deansgate.",
+            [CONTRADICTED],
+        ),
+        (
+            {"prescriptions.request_refill"},
+            [
+                (
+                    "prescriptions.request_refill",
+                    {"rx_id": "RX-1"},
+                    '{"sent_to_pharmacy": true}',
+                    False,
+                )
+            ],
+            "All done: your refill has been sent to Boots on Deansgate.",
+            [],
+        ),
         # --- round 40 ---
         # After a matching tool failed, a sentence saying its object was done, in words no claim
         # pattern knows, states what did not happen; one telling of the failure or of history
