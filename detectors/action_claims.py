@@ -53,8 +53,10 @@ from detectors.action_rules import (
     READ_ONLY_COMMAND,
     RUNNER_SUBJECT,
     STATE_VERBS,
+    SUCCESS,
     TEST_COMMANDS,
     TYPE_COMMANDS,
+    VALUE_CHANGE,
     CompiledRule,
     ToolAction,
     claim_verb,
@@ -140,7 +142,8 @@ _PAREN = re.compile(r"\([^()\n]{0,300}\)")
 # pattern ("`go test ./...` passes").
 _SENTENCE = re.compile(
     r"(?=[\s.!?A-Z*])(?:(?<=[.!?])(?<!\bDr\.)(?<!\bMr\.)(?<!\bMs\.)(?<!\bMrs\.)(?<!\bSt\.)"
-    r"(?<!\bProf\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bNo\.)(?<!/\.\.\.)\s+|\n+"
+    r"(?<!\bProf\.)(?<!\bvs\.)(?<!\be\.g\.)(?<!\bi\.e\.)(?<!\bNo\.)(?<!/\.\.\.)"
+    r"(?<!\bCo\.)(?<!\bInc\.)(?<!\bLtd\.)(?<!\bCorp\.)(?<!\bJr\.)(?<!\bSr\.)\s+|\n+"
     r"|(?<=[.!?])(?=[A-Z*]))"
 )
 # (Not a colon or comma inside a number, "12:00 PM", "$1,820": nor in `_CLAIM_CLAUSE_END` and
@@ -397,6 +400,11 @@ _NOT_QUALIFIERS = frozenset(
 )
 
 
+# A claim about the unit tests, and a run of another suite.
+_UNIT_TESTS = re.compile(r"\bunit\s+(?:tests?|specs?|suite)\b", re.I)
+_OTHER_SUITE = re.compile(
+    r"integration|e2e|end-to-end|acceptance|functional|smoke|system|cypress|playwright"
+)
 _TEST_CLAUSE = re.compile(_CLAUSE_BREAK.pattern + r"|\band\b", re.I)
 
 
@@ -417,6 +425,7 @@ _SHELL_KEYS = ("command", "cmd", "commands", "script")
 
 
 _SHELL_NAME = re.compile(r"bash|shell|exec|command", re.I)
+_EDITOR = re.compile(r"str_replace|text_editor|edit_tool", re.I)
 
 
 def command_text(call: Event) -> str:
@@ -709,6 +718,10 @@ def _domain_targets(
     first = _clause_stems(sentence, start) if verb not in STATE_VERBS or verb == "ship" else stems
     for words in (first, stems):
         named = [a for a in actions if a.objects & words]
+        if named and verb in (VALUE_CHANGE, SUCCESS):
+            # A value or a success said of the object is no tool's that stops it, unless the
+            # sentence says so ("Your phone line is now on 5G Max" is not `suspend_line`'s).
+            named = [a for a in named if not a.verbs & _STOPS or a.verbs & stems]
         if named:
             return named
     return [a for a in actions if any(stem(v) in stems for v in a.verbs)]
@@ -716,6 +729,17 @@ def _domain_targets(
 
 # Claim verbs that are changes of an object's details when no tool names them.
 _UPDATE_LIKE = frozenset({"extend", "swap", "schedule"})
+# The words of a tool that sends a message (`send_email`, `notify_customer`, `contact_courier`).
+_MESSAGING = frozenset(
+    {stem(w) for w in ("send", "notify", "notification", "email", "message", "contact", "text")}
+    | {stem(w) for w in ("sms", "reply", "forward", "mail", "respond", "post", "chat", "call")}
+)
+# Tool verbs that stop or end what they act on.
+_STOPS = frozenset(
+    {"suspend", "cancel", "close", "block", "freeze", "deactivate", "disable", "revoke"}
+    | {"terminate", "pause", "lock", "delete", "remove", "end", "stop", "archive"}
+)
+_MESSAGED = re.compile(r"\b(?:e-?mailed|messaged|texted|replied|responded)\b", re.I)
 # Words that make a tool a change of what it names whatever its verb (`request_limit_change`).
 _CHANGE_STEMS = frozenset(stem(w) for w in ("change", "increase", "decrease", "adjust"))
 # Claim verbs that are another's action when no tool names them.
@@ -988,6 +1012,8 @@ class _Run:
         by_command = bool(command) and search(rule.commands, keys.commands, command or "", low)
         if by_command or (by_name and not command) or (by_name and rule.commands is None):
             rec[2] |= bit
+        if command == "view" and _EDITOR.search(name):
+            return  # Anthropic's text editor showing a file (`"command": "view"`) changes nothing
         backed = by_name or by_command
         if not backed and command:  # a weak command backs the claim but decides nothing
             backed = search(rule.weak_commands, keys.weak_commands, command, low) is not None
@@ -1597,6 +1623,10 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
                             or targets
                             or [a for a in run.extra if a.verbs & stems]
                         )
+                if verb == "send" and _MESSAGED.search(said):
+                    # "I've messaged Jamal": only a tool that sends a message did (a refill "sent
+                    # to the pharmacy" may be any tool's).
+                    targets = [a for a in targets if (a.verbs | a.objects) & _MESSAGING]
                 if targets and is_claim(sentence, start, end):
                     verdict = _tool_verdict(
                         targets, run.tool_evidence(), said, verb or "", run.compacted
@@ -1663,6 +1693,8 @@ def _verdict(run: _Run, i: int, sentence: str, start: int) -> _Verdict:
         # or one whose words narrow nothing ([]: "all 18 unit tests").
         words = qualifier_words(sentence, start)
         failed = ev.last_failure_why.split("` failed", 1)[0].lower()
+        if _UNIT_TESTS.search(sentence) and _OTHER_SUITE.search(failed):
+            return _NONE  # "Unit tests pass" after the integration suite failed to start
         if words != [] and not any(stem(w) in failed for w in words or ()):
             return _NONE
     return (
@@ -1770,6 +1802,12 @@ def _object_verdict(
         # which its prose leaves out (not for a claim about part of a batch: "3 of the 4 (...)").
         asides = " ".join(_PAREN.findall(as_written(text, sentence.strip())))
         named = {m.group(0).lstrip("#").lower() for m in _OBJECT_ID.finditer(asides)}
+    if not named and cut:
+        # ... else those of a list item's label before it ("**L-2208461** \u2013 roaming is now
+        # on"), for a claim the label's line holds alone.
+        label = sentence[: cut[0]]
+        if _LABEL_LINE.match(label):
+            named = {m.group(0).lstrip("#").lower() for m in _OBJECT_ID.finditer(label)}
     if not named or _NOT_THE_OBJECT.search(scope):
         return None
     names = {t.name for t in targets}
@@ -1835,6 +1873,8 @@ def _object_verdict(
     return _NONE
 
 
+# What a list item's label looks like up to its break: a few words or an id, no verb of a clause.
+_LABEL_LINE = re.compile(r"^\W*(?:[\w#.-]+\s*){1,5}[\s:\u2014\u2013-]*$")
 _ID_PREFIX = re.compile(r"^([a-z]{2,8})[_-][a-z0-9]")
 _LETTERS_DIGITS = re.compile(r"([a-z]{1,4})\d{3,}")  # `l1001`, `w2378156`
 

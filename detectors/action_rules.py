@@ -81,7 +81,10 @@ READ_ONLY_COMMAND = rf"(?:\s*cd\s+[^;&|>]*&&)?{_READ_STEP}(?:(?:\|\|?|&&|;){_REA
 # a path or a `.sh`, never the shell's `test` builtin.
 _GATE_NAMES = r"(?:ci|check|checks|verify|validate{})"
 _SCRIPT = r"|(?:^|[\s;&|(])(?:(?:\.{{1,2}}/|[\w.-]+/)+{0}(?:\.sh)?|{0}\.sh)(?=$|[\s;&|)])"
-_GATE_SCRIPT = _SCRIPT.format(_GATE_NAMES.format("|tests?|run[-_]tests"))
+# (... and a script named for tests: `./scripts/test-unit.sh`, `bin/run-tests`, `e2e_test.sh`.)
+_GATE_SCRIPT = _SCRIPT.format(
+    _GATE_NAMES.format("|tests?|run[-_]tests|tests?[-_][\\w-]+|[\\w-]+[-_]tests?")
+)
 _CHECK_SCRIPT = _SCRIPT.format(_GATE_NAMES.format(""))
 # A package manager's flags and workspace selectors before its script (`pnpm -w test`,
 # `pnpm --filter web typecheck`, `yarn workspace api lint`), then the script (maybe after `run`).
@@ -254,8 +257,10 @@ def _check_claim(nouns: str, short: str, runner: str) -> str:
     """A lint or type check claim: "<nouns> pass(es)/is clean", "0 <short> errors", "ran the
     <runner>"."""
     return (
-        rf"\b{nouns}(?:\s+(?:checks?|run))?(?:['\u2019]s\b)?\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
-        r"(?:pass(?:es|ed)?|(?:(?:is|are)\s+(?:now\s+|all\s+|still\s+)*)?(?:clean|passing|green)"
+        rf"\b{nouns}(?:\s+(?:checks?|run))?{_AND_CHECKS}(?:['\u2019]s\b)?"  # "Type check and lint"
+        r"\s+(?:now\s+|still\s+|all\s+|also\s+|both\s+)*"
+        r"(?:pass(?:es|ed)?|(?:(?:is|are)\s+(?:now\s+|all\s+|still\s+|both\s+)*)?"
+        r"(?:clean|passing|green)"
         r"|(?:has|have)\s+(?:all\s+)?passed|reports?\s+(?:no|0|zero)\s+(?:issues|errors|problems))\b"
         rf"|\b(?:0|zero|no)\s+{short}\s+(?:errors|issues|warnings|problems)\b"
         r"|\b(?:ran|(?:I've|I\s+have|we've)\s+(?:also\s+)?run)\s+(?:the\s+)?"
@@ -265,7 +270,11 @@ def _check_claim(nouns: str, short: str, runner: str) -> str:
 
 # --- operations: restarts, scaling, rollbacks, DNS, certificates, infrastructure ----------------
 
-_WE = r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:also\s+|just\s+|now\s+|successfully\s+)*"
+# ... also after another done verb: "I've bumped the version and tagged v2.3.1".
+_WE = (
+    r"\b(?:I|we)(?:'ve|\s+have)?\s+(?:also\s+|just\s+|now\s+|successfully\s+)*"
+    r"(?:[a-z]{3,}ed\s+(?:(?!and\b)[^\s.!?;,]+\s+){0,4}?and\s+(?:also\s+|then\s+)?)?"
+)
 _OPS_FAILURE = (
     r"Exit code [1-9]|exit (?:status|code):? ?[1-9]|Error from server|^\W*Error:|^error:"
     r"|\bfailed\b|\bForbidden\b|permission denied|timed out|exceeded its progress deadline"
@@ -635,7 +644,7 @@ DEFAULT_RULES: tuple[Rule, ...] = (
     Rule(
         name="published",
         claim=(
-            rf"{_WE}published\b|\b(?:is|are|has\s+been|have\s+been|was|were)\s+"
+            rf"{_WE}published\b|\b(?:is|are|['\u2019]s|has\s+been|have\s+been|was|were)\s+"
             r"(?:now\s+)?(?:successfully\s+)?(?:\w+\s+and\s+)?published\s+(?:to|on)\b"
             r"|^\W*(?:published|uploaded|released)\s+\S+(?:\s+\S+){0,5}?\s+(?:to|on)\s+(?:npm|PyPI"
             r"|crates\.io|RubyGems|Maven(?:\s+Central)?|NuGet|Packagist|Hex|the\s+registry)\b"
@@ -874,7 +883,7 @@ STATE_VERBS: dict[str, str] = {
     "page": r"paged",  # `page_oncall`: "I've paged the on-call engineer"
     "reverse": r"reversed",  # `reverse_fee`: "I've reversed the $35 overdraft fee"
     "port": r"ported",  # `submit_port_in`: "your number has been ported over"
-    "file": r"filed|lodged",  # "We've lodged your appeal"
+    "file": r"(?:e-?)?filed|lodged",  # "We've lodged your appeal", "e-filed"
     # "You're registered for BIO 201", "I've signed you up for the 6 pm class" (`enroll_student`).
     "enroll": r"enrolled|registered|signed\s+(?:(?:you|him|her|them|me|us)\s+)?up\b",
     "withdraw": r"withdrawn",  # `withdraw_from_course`: "you've been withdrawn from ECON 310"
@@ -951,6 +960,8 @@ VERB_ALIASES: dict[str, str] = {
     "invalidate": "revoke",
     "reactivate": "activate",
     "register": "enroll",
+    "efile": "file",  # `efile_federal_return`
+    "lodge": "file",
 }
 _IRREGULAR = {
     "baggage": "bag",
@@ -1028,8 +1039,9 @@ class ToolAction:
 
 def reads_only(name: str) -> bool:
     """Whether a tool's name opens with a verb that only reads (`get_donor_gifts`,
-    `searchOrders`): what its results report was done before."""
-    tokens = name_words(name.rsplit("__", 1)[-1])
+    `searchOrders`, `calendar.get_filing_deadlines`: the last part of a dotted name is the
+    tool's own): what its results report was done before."""
+    tokens = name_words(name.rsplit("__", 1)[-1].rsplit(".", 1)[-1])
     return bool(tokens) and stem(tokens[0]) in _READ_ONLY
 
 
@@ -1147,7 +1159,8 @@ STATE_CLAIM = re.compile(
     rf"{_SUBJECT}(?P<v1>{_PARTICIPLES})\b"
     # "I've added your note and closed the ticket": a second participle joined to the first.
     rf"(?:(?:\s+[^\s.!?;]+){{0,12}}?\s+and\s+(?:also\s+)?(?P<v6>{_PARTICIPLES})\b{_DESCRIPTIVE_AFTER})?"
-    rf"|{_SUBJECT}(?:processed|completed|initiated|submitted|finali[sz]ed|confirmed|placed)\s+"
+    rf"|{_SUBJECT}(?:processed|completed|initiated|submitted|finali[sz]ed|confirmed|placed"
+    r"|actioned|arranged|organi[sz]ed)\s+"  # "we've actioned the transfer of 40,000 miles"
     rf"(?:the\s+|your\s+|a\s+|an\s+)?(?:[\w-]+\s+){{0,2}}?(?P<v7>{_NOUNS})s?\b"
     # (Not a check: "I've confirmed reservation HP3D7R includes flight HAT176".)
     r"(?!\s+(?:[\w#*-]+\s+)?(?:includes?|is|are|has|have|shows?|contains?|was|were)\b)"
@@ -1167,8 +1180,9 @@ STATE_CLAIM = re.compile(
     r"|\b(?:is|are|(?<=you['\u2019])re)\s+(?:also\s+)?(?:now|successfully)\s+"
     r"(?:now\s+|successfully\s+|also\s+|being\s+)*"  # "is now being held at the Walgreens"
     rf"(?P<v12>{_PARTICIPLES})\b"
-    r"|\b(?:is|are|(?<=you['\u2019])re)\s+(?:also\s+)*"
-    rf"(?P<v3>{_PARTICIPLES})\b{_DESCRIPTIVE_AFTER}"
+    # ("are both cancelled", not "are both paid: 2 x $50", which says what they cost).
+    r"|\b(?:is|are|(?<=you['\u2019])re)\s+(?:also\s+)*(?P<both>both\s+)?"
+    rf"(?P<v3>{_PARTICIPLES})\b{_DESCRIPTIVE_AFTER}(?(both)(?!\s*:))"
     # "Your line is now on the Saver plan", "you're now on Business": a plan change with no
     # verb of its own ("now" says it was just made; "is on the Pro plan" may be old news).
     rf"|\b(?:is|are|(?<=you['\u2019])re)\s+now\s+(?P<v11>{_ON_PLAN})"
