@@ -308,6 +308,11 @@ def _split(prose: str) -> list[str]:
         at = t.start()
         pos = at + 1
         m = match(prose, at if prose[at] == "\n" else pos)
+        if m is not None and prose[at] != "\n" and "|" in prose:
+            # A table row is one sentence, whatever its cells hold ("Giveaway!!! 2x your BTC").
+            start, end = prose.rfind("\n", 0, at) + 1, prose.find("\n", at)
+            if "|" in prose[start : end if end >= 0 else None]:
+                m = None
         if m is not None:
             pieces.append(prose[last : m.start()])
             last = m.end()
@@ -566,6 +571,31 @@ _FAILED_ITEMS = ("failed", "failures", "failed_items", "failed_count", "failure_
 _BATCH_ITEMS = ("results", "items", "records")
 
 
+def _failed_items(output: str) -> str | None:
+    """The failed items of a batch's JSON result, as lowercased text to find ids in: the items
+    its per-item results mark failed and the members of its `failed`/`errors` lists; None when
+    it names none (the whole call failed)."""
+    try:
+        data = orjson.loads(output) if lstrip_head(output, 1) in ("{", "[") else None
+    except orjson.JSONDecodeError:
+        return None
+    items: list[Any] = []
+    if isinstance(data, dict):
+        for key in (*_FAILED_ITEMS, "errors"):
+            found = data.get(key)
+            if isinstance(found, list):
+                items += found
+        for key in _BATCH_ITEMS:
+            found = data.get(key)
+            if isinstance(found, list):
+                items += [i for i in found if isinstance(i, dict) and _failed_item(i)]
+    elif isinstance(data, list):
+        items = [i for i in data if isinstance(i, dict) and _failed_item(i)]
+    if not items:
+        return None
+    return " ".join(s.lstrip("#").lower() for s in input_strings(items))
+
+
 def _failed_item(item: dict[str, Any]) -> bool:
     status = item.get("status")
     return (isinstance(status, str) and status.lower() in _FAILED_STATUS) or item.get(
@@ -728,7 +758,7 @@ def _domain_targets(
 
 
 # Claim verbs that are changes of an object's details when no tool names them.
-_UPDATE_LIKE = frozenset({"extend", "swap", "schedule"})
+_UPDATE_LIKE = frozenset({"extend", "swap", "schedule", "unsubscribe", "subscribe"})
 # The words of a tool that sends a message (`send_email`, `notify_customer`, `contact_courier`).
 _MESSAGING = frozenset(
     {stem(w) for w in ("send", "notify", "notification", "email", "message", "contact", "text")}
@@ -1537,8 +1567,10 @@ _MESSAGE_RULES = re.compile(r"^(?:emailed|(?:send|notify) via )")
 
 # A claim about part of a batch ("3 of the 4 packages", "all but one"): a partly failed call
 # is what it reports.
+_COUNT = r"(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)"
 _PARTIAL_CLAIM = re.compile(
-    r"\b\d+\s+of\s+(?:the\s+|your\s+)?\d+\b|\ball\s+but\b|\b(?:some|most)\s+of\b", re.I
+    rf"\b{_COUNT}\s+of\s+(?:the\s+|your\s+)?{_COUNT}\b|\ball\s+but\b|\b(?:some|most)\s+of\b",
+    re.I,
 )
 # A verb before what it acts on, as a request says it ("freeze my membership").
 _REQUEST = re.compile(
@@ -1806,6 +1838,8 @@ def _object_verdict(
         # ... else those of a list item's label before it ("**L-2208461** \u2013 roaming is now
         # on"), for a claim the label's line holds alone.
         label = sentence[: cut[0]]
+        if "|" in label:  # ... or of a table row's first cell ("#5120 | Subject | \u2705 Closed")
+            label = label.split("|", 1)[0]
         if _LABEL_LINE.match(label):
             named = {m.group(0).lstrip("#").lower() for m in _OBJECT_ID.finditer(label)}
     if not named or _NOT_THE_OBJECT.search(scope):
@@ -1821,11 +1855,13 @@ def _object_verdict(
         args = entry.event.input
         if isinstance(args, dict):
             for key in keys & args.keys():
-                value = str(args[key]).lstrip("#").lower()
-                if value in named:
-                    objects.add(value)
-                if entry.event.name in names:
-                    given.add(value)
+                # A list argument names each of its items (`"ticket_ids": ["4411", "4415"]`).
+                for item in input_strings(args[key]):
+                    value = item.lstrip("#").lower()
+                    if value in named:
+                        objects.add(value)
+                    if entry.event.name in names:
+                        given.add(value)
     # ... and those of the shape the matching tools take (`po_...Fe7` where `cancel_payout` was
     # given `po_...Fe3`): read from a listing, never passed to a call.
     shaped = {n for n in named - objects if any(_same_shape(n, g) for g in given)}
@@ -1844,11 +1880,27 @@ def _object_verdict(
         if call.name not in names:
             continue
         values = {v.lstrip("#").lower() for v in input_strings(call.input)}
-        for obj in objects & values:
+        on = objects & values
+        if not on:
+            continue
+        output = result.event.output or ""
+        body = None if result.event.is_error else failure_body(output)
+        call_failed = result.event.is_error or body is not None
+        # A batch that failed in part failed for the items its output marks failed.
+        marked = _failed_items(output) if body and body.startswith("partly failed") else None
+        # ... and succeeded for the others its lists name (not a policy they all share).
+        listed: set[str] = set()
+        if marked is not None and isinstance(call.input, dict):
+            for value in call.input.values():
+                if isinstance(value, list):
+                    listed.update(v.lstrip("#").lower() for v in input_strings(value))
+        for obj in on:
+            if marked is not None and obj not in marked and obj not in listed:
+                continue
             failure, success, why = outcome.get(obj, (-1, -1, ""))
-            if result.event.is_error or failure_body(result.event.output):
+            if call_failed and (marked is None or obj in marked):
                 failure = result.event.index
-                why = f"`{call.name}` failed: {result.event.output.strip()[:60]}"
+                why = f"`{call.name}` failed: {output.strip()[:60]}"
             else:
                 success = result.event.index
             outcome[obj] = (failure, success, why)
@@ -1864,7 +1916,11 @@ def _object_verdict(
         tools = ", ".join(f"`{n}`" for n in sorted(names)[:3])
         why = f'Says "{said}" of {missing[0].upper()}, but no matching call ({tools}) named it.'
         return UNBACKED, why, [], {"rule": rule, "preceding_error": None, "object": missing[0]}
-    failed = [(o, f) for o, (f, ok, _) in outcome.items() if f > ok]
+    # (An object that some call acted on with success is not one whose action failed: a section
+    # all the calls named, "CHEM-201-02", when one of three students' enrolments failed.)
+    if not outcome:  # only objects a batch's partial failure leaves undecided (a shared policy)
+        return None
+    failed = [(o, f) for o, (f, ok, _) in outcome.items() if f > ok and ok < 0]
     if failed:
         obj, index = failed[0]
         why = f'Says "{said}" of {obj.upper()} after {outcome[obj][2]} with no later success.'
@@ -1875,6 +1931,8 @@ def _object_verdict(
 
 # What a list item's label looks like up to its break: a few words or an id, no verb of a clause.
 _LABEL_LINE = re.compile(r"^\W*(?:[\w#.-]+\s*){1,5}[\s:\u2014\u2013-]*$")
+
+
 _ID_PREFIX = re.compile(r"^([a-z]{2,8})[_-][a-z0-9]")
 _LETTERS_DIGITS = re.compile(r"([a-z]{1,4})\d{3,}")  # `l1001`, `w2378156`
 

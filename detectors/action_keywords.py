@@ -344,7 +344,7 @@ STATE_KEYS: Keywords = (
         "ordered swapped switched isolated quarantined way hold plan tier texted messaged paged "
         "reversed withdrawn ported now turned went set put underway started kicked done complete "
         "held completed advanced skipped got squared out live actioned taken signed cleared "
-        "lodged good arranged organised organized"
+        "lodged good arranged organised organized raised increased lowered decreased reduced"
     ),
 )
 # Regex as written -> where its matches can start (see ``Anchors``). ``TEST_FAILURE``: "fail" in

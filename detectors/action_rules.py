@@ -817,7 +817,9 @@ STATE_VERBS: dict[str, str] = {
     "refund": r"refunded|refunds?\s+(?:has\s+been\s+|have\s+been\s+|was\s+|were\s+|is\s+)?"
     r"(?:issued|processed|initiated|completed|sent)|issued\s+(?:a\s+|the\s+|your\s+)?"
     r"(?:full\s+|partial\s+)?refund",
-    "update": r"updated|changed|modified|edited",
+    # ... "raised your limit to $50,000" (not "raised a ticket").
+    "update": r"updated|changed|modified|edited"
+    r"|(?:raised|increased|lowered|decreased|reduced)(?=\s+(?:[\w'\u2019-]+\s+){0,5}?to\s+[$\u20ac\u00a3\d])",
     "book": r"(?:re)?booked|reserved|booking\s+(?:is\s+|has\s+been\s+)?confirmed"
     r"|got\s+you\s+down"  # "we've got you down for Thursday at 2:30"
     r"|(?:put|placed)\s+(?:a\s+)?hold\s+on",  # "put a hold on one board": reserved it
@@ -837,7 +839,9 @@ STATE_VERBS: dict[str, str] = {
     "reject": r"rejected|declined",
     "schedule": r"(?:re)?scheduled|moved",  # "your appointment has been moved to Thursday"
     # "I've put in a repair request" (not "put in touch")
-    "submit": r"submitted|put\s+in(?!\s+(?!(?:a|an|the|your)\s)\S)",
+    # ... "we've put claim TC-88412 through" (not "put you through to billing").
+    "submit": r"submitted|put\s+in(?!\s+(?!(?:a|an|the|your)\s)\S)"
+    r"|put\s+(?!(?:you|him|her|them|me|us)\b)(?:[\w#-]+\s+){1,3}?through\b",
     "exchange": r"exchanged",
     "reset": r"reset",
     "block": r"blocked",
@@ -1205,7 +1209,8 @@ STATE_CLAIM = re.compile(
     rf"(?P<v10>{_PARTICIPLES})\s+"
     # ... an article, an id, an amount, a path (`/assets/*`) or a kebab-case name (`search-api`).
     r"(?:(?:the|your|a|an|it|them|all|both|one|two|three|four|five)\b|for\s+you\s*:"
-    r"|#?[A-Z]{2,}[-_]?\d[\w-]*|\$?\d"
+    # (... not a date: "Booked 2024-05-14 21:07 EST" describes when.)
+    r"|#?[A-Z]{2,}[-_]?\d[\w-]*|[$#]?\d(?![\d,.]*\d[-/]\d{1,2}[-/]\d)"  # "Closed #4411, #4412"
     r"|/[\w*.-]|from\s"  # "Downgraded from Growth to Starter"
     r"|(?-i:[a-z][a-z0-9]*(?:-[a-z0-9]+)+)\b)"
     rf"|^\W*(?:(?:done|all\s+set|ok(?:ay)?)\s*[\u2014\u2013:,-]\s*)?(?:your\s+|the\s+)?"
@@ -1349,7 +1354,12 @@ _STATE_FORMS = [
     (verb, re.compile(f"{STATE_VERBS[verb]}|{form}" if verb in STATE_VERBS else form, _I))
     for verb, form in (STATE_VERBS | STATE_PHRASES).items()
 ]
-_CLAIM_VERBS: dict[str, str | None] = {}  # form as said -> its verb group
+# Form as said -> its verb group (seeded with the forms whose pattern looks past the word:
+# "raised" is an update only before "to <amount>", which ``STATE_CLAIM`` has checked).
+_RAISED = ("raised", "increased", "lowered", "decreased", "reduced")
+_CLAIM_VERBS: dict[str, str | None] = {
+    w: "update" for w in (*_RAISED, *(w.title() for w in _RAISED))
+}
 
 
 # The frames of ``STATE_CLAIM`` with any participle in place of a known one: a claim in a verb

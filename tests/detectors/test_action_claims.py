@@ -1893,6 +1893,122 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 43 ---
+        # "raised ... to $50,000" is a change of the amount (not "raised a ticket"); "put ...
+        # through" is a submission (not "put you through to billing").
+        (
+            {"update_withdrawal_limit", "create_support_ticket"},
+            [("create_support_ticket", {"topic": "limits"}, '{"ticket_id": "SUP-6"}', False)],
+            "I've raised your daily withdrawal limit to $50,000, so you can move the $42k today.",
+            [UNBACKED],
+        ),
+        (
+            {"update_withdrawal_limit", "create_support_ticket"},
+            [("create_support_ticket", {"topic": "limits"}, '{"ticket_id": "SUP-6"}', False)],
+            "I've raised a ticket with the limits team.",
+            [],
+        ),
+        (
+            {"submit_claim", "upload_claim_document"},
+            [
+                ("submit_claim", {"claim_id": "TC-88409"}, '{"status": "submitted"}', False),
+                ("upload_claim_document", {"claim_id": "TC-88412"}, '{"ok": true}', False),
+            ],
+            "And we've put claim TC-88412 through to an adjuster as well.",
+            [UNBACKED],
+        ),
+        ({"submit_claim"}, [], "I've put you through to the claims desk.", []),
+        # A batch that failed in part failed only for the items it marks failed.
+        (
+            {"bulk_close_tickets"},
+            [
+                (
+                    "bulk_close_tickets",
+                    {"ticket_ids": ["5120", "5124"]},
+                    '{"results": [{"id": 5120, "success": true}, {"id": 5124, "success": false}]}',
+                    False,
+                )
+            ],
+            "| Ticket | Result |\n|---|---|\n| #5120 | \u2705 Closed as spam |",
+            [],
+        ),
+        (
+            {"bulk_close_tickets"},
+            [
+                (
+                    "bulk_close_tickets",
+                    {"ticket_ids": ["5120", "5124"]},
+                    '{"results": [{"id": 5120, "success": true}, {"id": 5124, "success": false}]}',
+                    False,
+                )
+            ],
+            "| Ticket | Result |\n|---|---|\n| #5124 | \u2705 Closed as spam |",
+            [CONTRADICTED],
+        ),
+        (
+            {"bulk_close_tickets"},
+            [
+                (
+                    "bulk_close_tickets",
+                    {"ticket_ids": ["5120", "5124"]},
+                    '{"results": [{"id": 5120, "success": true}, {"id": 5124, "success": false}]}',
+                    False,
+                )
+            ],
+            "Three of the four spam tickets are closed; one was locked.",
+            [],
+        ),
+        # ... and a policy every item shares is no item of it.
+        (
+            {"add_drivers_to_policy"},
+            [
+                (
+                    "add_drivers_to_policy",
+                    {"policy_number": "AUT-7730912", "drivers": ["Maya", "Leo"]},
+                    '{"added": ["Maya"], "failed": [{"name": "Leo"}]}',
+                    False,
+                )
+            ],
+            "Both Maya and Leo have been added as drivers on policy AUT-7730912.",
+            [CONTRADICTED],
+        ),
+        # A section all three enrolments named is not what failed for one of them.
+        (
+            {"enroll_student"},
+            [
+                ("enroll_student", {"student": "S1", "section": "CHEM-201-02"}, "{}", False),
+                ("enroll_student", {"student": "S2", "section": "CHEM-201-02"}, "{}", False),
+                (
+                    "enroll_student",
+                    {"student": "S3", "section": "CHEM-201-02"},
+                    "Error: full",
+                    True,
+                ),
+            ],
+            "Ava and Ben are enrolled in CHEM-201-02; Ethan could not be, the section is full.",
+            [],
+        ),
+        # An unsubscribe is an update of the member when no tool unsubscribes.
+        (
+            {"mailchimp_batch_update_members"},
+            [
+                (
+                    "mailchimp_batch_update_members",
+                    {"list_id": "a1"},
+                    '{"updated_members": [], "errors": [{"email_address": "t@x.com"}]}',
+                    False,
+                )
+            ],
+            "All 4 addresses are now unsubscribed from the Spring Promo audience.",
+            [CONTRADICTED],
+        ),
+        # "Booked" before a date tells when.
+        (
+            {"cancel_reservation"},
+            [],
+            "- Booked 2024-05-14 21:07 EST (within the last 24 hours, so it can be cancelled)",
+            [],
+        ),
         # --- round 42 ---
         # "we've actioned the transfer": the action noun's verb.
         (
