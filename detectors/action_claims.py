@@ -430,6 +430,11 @@ _SHELL_KEYS = ("command", "cmd", "commands", "script")
 
 
 _SHELL_NAME = re.compile(r"bash|shell|exec|command", re.I)
+_PROGRAM_TOOL = re.compile(
+    r"(?:^|_)(kubectl|git|helm|terraform|docker|gh|npm|pnpm|yarn|cargo|make|aws|gcloud|az"
+    r"|systemctl|psql|mix|go|pytest|dotnet|gradle|mvn)(?:_|$)",
+    re.I,
+)
 _EDITOR = re.compile(r"str_replace|text_editor|edit_tool", re.I)
 
 
@@ -439,6 +444,13 @@ def command_text(call: Event) -> str:
     if isinstance(value, dict):
         # Most calls (file reads and edits, domain tools) name none of the keys: one test in C.
         if value.keys().isdisjoint(_SHELL_KEYS):
+            # `run_kubectl` with `"args": "rollout restart ..."`: the program its name carries.
+            args = value.get("args")
+            if args and isinstance(args, (str, list)):
+                program = _PROGRAM_TOOL.search(call.name or "")
+                if program is not None:
+                    rest = args if isinstance(args, str) else argv_command([str(a) for a in args])
+                    return f"{program.group(1).lower()} {rest}"
             return ""
         for key in _SHELL_KEYS:  # the first one present (a loop: run for every call classified)
             if key in value:
@@ -913,7 +925,7 @@ class _Run:
             for r in self.results
         )
 
-    def read_state(self, said: str) -> bool:
+    def read_state(self, said: str, own: frozenset[str] = frozenset()) -> bool:
         """Whether ``said``, a present state ("is approved", "is now Urgent"), is one that a
         lookup's output so far reports (`get_permit`: `"status": "approved"`): read, not done."""
         m = _PRESENT_STATE.fullmatch(said)
@@ -933,9 +945,25 @@ class _Run:
         found_word = re.compile(
             rf"(?<![a-z]){re.escape(word)}(?![a-z])(?![\w-]*\"\s*:\s*(?:false|0|null)\b)"
         ).search
+        # ... by a lookup, or by a call of another tool than the claim's that succeeded in an
+        # action the state came with (`pause_subscription`: `"skipped_deliveries": [...]` for
+        # "the four boxes are skipped", when `skip_delivery` was never called).
+        # (As a field it fills, not a status it answers: "scheduled" of `schedule_service_stop`
+        # says nothing of the start.)
+        found_field = re.compile(
+            rf'"(?:[\w-]*_)?{re.escape(word)}(?:_[\w-]*)?"\s*:(?!\s*(?:false|0\b|null|\[\]|""|\{{\}}))'
+        ).search
         return any(
-            found_word((r.event.output or "").lower())
-            and tool_action(r.call.event.name or "") is None
+            (
+                tool_action(r.call.event.name or "") is None
+                and found_word((r.event.output or "").lower())
+            )
+            or (
+                r.call.event.name not in own
+                and not r.event.is_error
+                and found_field((r.event.output or "").lower()) is not None
+                and failure_body(r.event.output or "") is None
+            )
             for r in self.results
         )
 
@@ -1671,7 +1699,9 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
                     if verdict[0] == "":
                         verdict = _flag_verdict(run, targets, said, verb or "") or verdict
                     if verdict[0] == UNBACKED and (
-                        run.read_state(said) or run.confirms_report(verb or "", said, targets)
+                        run.read_state(said, frozenset(t.name for t in targets))
+                        or _read_label(run, sentence, said)
+                        or run.confirms_report(verb or "", said, targets)
                     ):
                         continue  # "Yes, your permit is approved": what a lookup said
                     if (
@@ -1754,6 +1784,21 @@ def _tool_verdict(
         data = {"rule": f"{verb} via `{tool}`", "preceding_error": last.last_failure_masked}
         return CONTRADICTED, why, [last.last_failure], data
     return _NONE
+
+
+def _read_label(run: _Run, sentence: str, said: str) -> bool:
+    """Whether a summary line's outcome ("**Permit:** submitted to the city on Aug 28") is a
+    value a lookup's output so far holds (`"status": "submitted"`): read, not done."""
+    label = LABEL_CLAIM.match(sentence)
+    if label is None or label.group("label") != said or not label.group("v"):
+        return False
+    word = re.escape(label.group("v").lower())
+    value = re.compile(rf'":\s*"[^"]*(?<![a-z]){word}(?![a-z])')
+    return any(
+        tool_action(r.call.event.name or "") is None
+        and value.search((r.event.output or "").lower()) is not None
+        for r in run.results
+    )
 
 
 def _flag_verdict(run: _Run, targets: list[ToolAction], said: str, verb: str) -> _Verdict | None:

@@ -1893,6 +1893,41 @@ def test_claims_after_shell_steps(
         ),
         ({"cancel_order", "get_order"}, [], "- **Status:** cancelled", []),
         ({"cancel_order"}, [], "Note: done by your bank, not by us.", []),
+        # --- round 44 ---
+        # A state another successful call filled in a field of its answer came with it; not a
+        # status that call answered ("scheduled" of the stop says nothing of the start).
+        (
+            {"pause_subscription", "skip_delivery"},
+            [
+                (
+                    "pause_subscription",
+                    {"subscription_id": "SUB-1"},
+                    '{"status": "paused", "skipped_deliveries": ["2026-09-16", "2026-09-23"]}',
+                    False,
+                )
+            ],
+            "Your subscription is paused: the two boxes in September are skipped.",
+            [],
+        ),
+        (
+            {"schedule_service_start", "schedule_service_stop"},
+            [("schedule_service_stop", {"premise": "P1"}, '{"status": "scheduled"}', False)],
+            "Start: 88 Beacon Ave \u2014 service has been scheduled to start on March 1.",
+            [UNBACKED],
+        ),
+        # A summary line's outcome a lookup holds as a value is what it read.
+        (
+            {"submit_permit", "submit_interconnection_request", "get_project"},
+            [("get_project", {"id": "P1"}, '{"permit": {"status": "submitted"}}', False)],
+            "**Permit:** submitted to the City of Walnut Creek on Aug 28.",
+            [],
+        ),
+        (
+            {"apply_migration", "list_pending_migrations"},
+            [("list_pending_migrations", {"db": "b"}, '{"applied_head": "0041"}', False)],
+            "Migration 0042_add_invoice_index \u2192 applied to billing-prod.",
+            [UNBACKED],
+        ),
         # --- round 43 ---
         # "raised ... to $50,000" is a change of the amount (not "raised a ticket"); "put ...
         # through" is a submission (not "put you through to billing").
@@ -2843,3 +2878,15 @@ def test_a_change_the_user_reported_and_a_lookup_confirms(user: str, expected: l
     events.append(Event(EventKind.ASSISTANT, text="Yes, you've been moved to room 1408."))
     session = _session(events, frozenset({"get_reservation", "change_room"}))
     assert [s.kind for s in action_claims(session, ActionClaimsParams())] == expected
+
+
+def test_a_tool_named_for_a_program_runs_it_with_its_args() -> None:
+    # `run_kubectl` with `"args"`: the restart it ran failed, so the claim is contradicted.
+    events = [Event(EventKind.USER, text="Restart payments-api in prod.")]
+    args = {"args": "rollout restart deployment/payments-api -n prod"}
+    events += _tool("t0", "run_kubectl", args, "Error from server (Forbidden)", True)
+    reply = "I've restarted the payments-api deployment in prod."
+    events.append(Event(EventKind.ASSISTANT, text=reply))
+    session = _session(events, frozenset({"run_kubectl", "get_pod_status"}))
+    kinds = [s.kind for s in action_claims(session, ActionClaimsParams())]
+    assert kinds == [CONTRADICTED]
