@@ -1407,17 +1407,7 @@ def _after_failure(reply: Event, run: _Run, said: set[str]) -> list[Signal]:
             verdict = verdict if by_object is None else by_object
             if verdict[0] != CONTRADICTED:
                 continue
-            _, why, events, data = verdict
-            out.append(
-                Signal(
-                    kind=CONTRADICTED,
-                    value=value,
-                    events=[reply.index, *events],
-                    explanation=why,
-                    severity=Severity.HIGH,
-                    data=data,
-                )
-            )
+            out.append(_claim_signal(reply, value, verdict))
             break
     return out
 
@@ -1718,18 +1708,23 @@ def _check_reply(reply: Event, run: _Run, found_in: list[_Candidate]) -> list[Si
         if not found or _sent_elsewhere(run, found, sentence):
             continue
         # One signal per sentence: a contradiction outranks a missing call.
-        kind, why, events, data = next((v for v in found if v[0] == CONTRADICTED), found[0])
-        signals.append(
-            Signal(
-                kind=kind,
-                value=as_written(reply.text, sentence.strip()),
-                events=[reply.index, *events],
-                explanation=why,
-                severity=Severity.HIGH if kind.startswith("contradicted") else Severity.MEDIUM,
-                data=data,
-            )
-        )
+        verdict = next((v for v in found if v[0] == CONTRADICTED), found[0])
+        signals.append(_claim_signal(reply, as_written(reply.text, sentence.strip()), verdict))
     return signals
+
+
+def _claim_signal(reply: Event, value: str, verdict: _Verdict) -> Signal:
+    """The signal of a claim ``value`` in ``reply`` that ``verdict`` found unbacked or
+    contradicted."""
+    kind, why, events, data = verdict
+    return Signal(
+        kind=kind,
+        value=value,
+        events=[reply.index, *events],
+        explanation=why,
+        severity=Severity.HIGH if kind == CONTRADICTED else Severity.MEDIUM,
+        data=data,
+    )
 
 
 # (kind, or "" when backed, "skip" when undecidable; explanation; events; Signal.data)
@@ -2066,7 +2061,8 @@ def _check_named(
         verdicts = [v for v in (_named_verdict(run, c) for c in claims) if v[0]]
         if not verdicts:
             continue
-        kind, why, events, data = next((v for v in verdicts if v[0] == CONTRADICTED), verdicts[0])
+        verdict = next((v for v in verdicts if v[0] == CONTRADICTED), verdicts[0])
+        kind = verdict[0]
         same = next(
             (k for k, s in enumerate(out) if s.value in sentence or sentence in s.value), None
         )
@@ -2074,16 +2070,7 @@ def _check_named(
             if out[same].kind == CONTRADICTED or kind != CONTRADICTED:
                 continue  # the rules' signal stands
             del out[same]
-        out.append(
-            Signal(
-                kind=kind,
-                value=sentence,
-                events=[reply.index, *events],
-                explanation=why,
-                severity=Severity.HIGH if kind == CONTRADICTED else Severity.MEDIUM,
-                data=data,
-            )
-        )
+        out.append(_claim_signal(reply, sentence, verdict))
     return out
 
 
