@@ -1931,9 +1931,9 @@ def _object_verdict(
         # ... and succeeded for the others its lists name (not a policy they all share).
         listed: set[str] = set()
         if marked is not None and isinstance(call.input, dict):
-            for value in call.input.values():
-                if isinstance(value, list):
-                    listed.update(v.lstrip("#").lower() for v in input_strings(value))
+            for arg in call.input.values():  # (not `value`, a str above: mypyc checks types)
+                if isinstance(arg, list):
+                    listed.update(v.lstrip("#").lower() for v in input_strings(arg))
         for obj in on:
             if marked is not None and obj not in marked and obj not in listed:
                 continue
