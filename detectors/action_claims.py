@@ -357,7 +357,9 @@ def is_claim(sentence: str, start: int, end: int) -> bool:
 
 # A sentence that opens with a condition: what follows depends on it, up to a semicolon.
 _CONDITIONAL = re.compile(
-    r"^\W*(?:if|unless|whenever|in\s+case|once|as\s+soon\s+as)\b", re.I
+    r"^\W*(?:if|unless|whenever|in\s+case|once|as\s+soon\s+as"
+    r"|(?:after|when|before|until)\s+you)\b",  # "After you run it, the asset is retired"
+    re.I,
 )  # "Once an upgrade goes through, new cards are emailed right away"
 # A sentence that says whose record it reads: what follows is reported, not done.
 _REPORTED = re.compile(r"^\W*(?:according\s+to|per\s+(?:the|our|its|their|your)\s)", re.I)
@@ -1537,6 +1539,17 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
                 if is_claim(sentence, m.start(), m.end()):
                     hits.append((i, m.start()))
                     break
+        if not hits and ":" in sentence:
+            # "**Dependency:** Installed `psycopg2` 2.9.9": a claim opening the line after its
+            # label, read as the sentence it would be without it.
+            head = _LABEL_HEAD.match(sentence)
+            if head is not None:
+                rest, at = sentence[head.end() :], head.end()
+                for i in active:
+                    if may_match(claim_keys[i], low):
+                        hit = rules[i].claim.search(rest)
+                        if hit is not None and is_claim(rest, hit.start(), hit.end()):
+                            hits.append((i, at + hit.start()))
         states: list[_StateClaim] | None = None
         if state and may_match(state_keys, low):
             states = []
@@ -1567,6 +1580,8 @@ def _candidates(text: str, tables: _Tables) -> list[_Candidate]:
     return out
 
 
+# A summary line's label before a capitalised sentence ("Dependency: Installed ...").
+_LABEL_HEAD = re.compile(r"^\W*[A-Z][\w /&-]{1,30}?\s*:\s+(?=[A-Z])")
 # What separates a label from its outcome (see `LABEL_CLAIM`).
 _LABEL_MARKS = (":", "\u2014", "\u2013", "\u2192", "->")
 

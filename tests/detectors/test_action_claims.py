@@ -1215,6 +1215,23 @@ def test_rebooked_is_a_booking_claim() -> None:
 @pytest.mark.parametrize(
     ("commands", "reply", "expected"),
     [
+        # --- round 45 ---
+        # A claim opening a summary line after its label.
+        (
+            [
+                (
+                    "pip install psycopg2==2.9.9",
+                    "Exit code 1\nerror: pg_config executable not found",
+                    True,
+                )
+            ],
+            "- **Dependency:** Installed `psycopg2` 2.9.9 into `.venv`",
+            [CONTRADICTED],
+        ),
+        ([], "- **Dependency:** Installed `psycopg2` 2.9.9 into `.venv`", [UNBACKED]),
+        ([], "- **Note:** Run `pip install psycopg2` before the jobs.", []),
+        # A sentence opening with what the user will do first is a condition.
+        ([], "After you run it, the asset is retired and drops out of the pool.", []),
         # --- round 42 ---
         # A claim verb after another done verb ("bumped ... and tagged"); "it's published to".
         (
