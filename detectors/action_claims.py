@@ -866,16 +866,7 @@ class _Run:
         if not self.sent:
             results = self.results
             for k in range(self.sent_seen, len(results)):
-                event = results[k].event
-                output = event.output or ""
-                if (
-                    not event.is_error
-                    and not reads_only(results[k].call.event.name or "")
-                    and '"' in output
-                    and _SENT_REPORT.search(output)
-                    and _MESSAGE_WORD.search(output)
-                    and failure_body(output) is None
-                ):
+                if not reads_only(results[k].call.event.name or "") and _sent_report(results[k]):
                     self.sent = True
                     break
             self.sent_seen = len(results)
@@ -884,12 +875,7 @@ class _Run:
     def read_sent(self) -> bool:
         """Whether a lookup's successful result so far reports a message sent earlier (a receipt's
         `"emailed_to"`, a notice's `"sent_at"`)."""
-        return any(
-            not r.event.is_error
-            and reads_only(r.call.event.name or "")
-            and _SENT_REPORT.search(r.event.output or "") is not None
-            for r in self.results
-        )
+        return any(reads_only(r.call.event.name or "") and _sent_report(r) for r in self.results)
 
     def asked(self, verb: str, targets: list[ToolAction]) -> bool:
         """Whether the latest user message asks for the action of ``verb`` or of one of
@@ -955,19 +941,18 @@ class _Run:
         found_field = re.compile(
             rf'"(?:[\w-]*_)?{re.escape(word)}(?:_[\w-]*)?"\s*:(?!\s*(?:false|0\b|null|\[\]|""|\{{\}}))'
         ).search
-        return any(
-            (
-                tool_action(r.call.event.name or "") is None
-                and found_word((r.event.output or "").lower())
-            )
-            or (
+        for r in self.results:
+            low = (r.event.output or "").lower()
+            if tool_action(r.call.event.name or "") is None and found_word(low):
+                return True
+            if (
                 r.call.event.name not in own
                 and not r.event.is_error
-                and found_field((r.event.output or "").lower()) is not None
+                and found_field(low) is not None
                 and failure_body(r.event.output or "") is None
-            )
-            for r in self.results
-        )
+            ):
+                return True
+        return False
 
     def log_until(self, events: list[Event], end: int) -> None:
         """Logs the calls and results of ``events[:end]`` not logged yet, in order."""
@@ -1629,6 +1614,18 @@ _PRESENT_STATE = re.compile(
 _DOER = re.compile(r"\W*(?:I|we)\b", re.I)
 _PARTICIPLE_WORD = re.compile(r"\b[a-z]{3,}(?:ed|en)\b")
 _TO_CONFIRM = re.compile(r"\b(?:confirm|check|verify|make\s+sure|double-check)\b", re.I)
+
+
+def _sent_report(result: _Result) -> bool:
+    """Whether a successful result reports a message sent (see ``_SENT_REPORT``)."""
+    output = result.event.output or ""
+    return (
+        not result.event.is_error
+        and '"' in output
+        and _SENT_REPORT.search(output) is not None
+        and _MESSAGE_WORD.search(output) is not None
+        and failure_body(output) is None
+    )
 
 
 def _sent_elsewhere(run: _Run, found: list[_Verdict], sentence: str) -> bool:
